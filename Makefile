@@ -1,0 +1,136 @@
+# mrcache - GNU make build.  `make`, `make check`, `make install`.
+# Sanitizer builds: `make check-host SAN=asan` / `SAN=tsan` (own build dir).
+# Component fragments live in mk/*.mk; each owns its targets and may add to
+# LIB_CFLAGS, LIB_LIBS, CHECK_SUITES, TOOLS_EXTRA and CLEAN_EXTRA.
+
+prefix      ?= /usr/local
+libdir      ?= $(prefix)/lib
+includedir  ?= $(prefix)/include
+bindir      ?= $(prefix)/bin
+pkgconfigdir ?= $(libdir)/pkgconfig
+DESTDIR     ?=
+
+CC          ?= cc
+SAN         ?=
+WERROR      ?=
+VERSION     := 0.1.0
+SOVERSION   := 0
+
+ifeq ($(SAN),)
+BUILD       ?= build
+else
+BUILD       ?= build-$(SAN)
+endif
+
+WARN        := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+               -Wno-unused-parameter
+ifneq ($(WERROR),)
+WARN        += -Werror
+endif
+SANFLAGS_asan := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS_tsan := -fsanitize=thread -fno-omit-frame-pointer
+SANFLAGS    := $(SANFLAGS_$(SAN))
+OPT         ?= -O2
+CPPFLAGS    += -Iinclude -Ilib -D_GNU_SOURCE
+CFLAGS      ?= $(OPT) -g
+CFLAGS      += -std=gnu11 -pthread -fPIC $(WARN) $(SANFLAGS)
+LDFLAGS     += -pthread $(SANFLAGS)
+
+LIB_CFLAGS  :=
+LIB_LIBS    := -luring
+CHECK_SUITES := check-host
+TOOLS_EXTRA :=
+CLEAN_EXTRA :=
+
+-include $(sort $(wildcard mk/*.mk))
+
+LIB_SRC     := $(sort $(wildcard lib/*.c))
+LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_SO      := $(BUILD)/libmrcache.so.$(SOVERSION)
+LIB_A       := $(BUILD)/libmrcache.a
+
+TESTUTIL_SRC := $(sort $(wildcard tests/util/*.c))
+TESTUTIL_OBJ := $(TESTUTIL_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC    := $(sort $(wildcard tests/test-*.c))
+TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+TOOL_DIRS   := $(sort $(dir $(wildcard tools/*/main.c)))
+TOOL_NAMES  := $(patsubst tools/%/,%,$(TOOL_DIRS))
+TOOL_BIN    := $(TOOL_NAMES:%=$(BUILD)/tools/%)
+
+.PHONY: all lib tests tools check check-host install uninstall clean deps demo bench
+all: lib tests tools $(TOOLS_EXTRA)
+lib: $(LIB_SO) $(LIB_A) $(BUILD)/mrcache.pc
+tests: $(TEST_BIN)
+tools: $(TOOL_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB_SO): $(LIB_OBJ) lib/libmrcache.map
+	$(CC) -shared -Wl,-soname,libmrcache.so.$(SOVERSION) \
+	  -Wl,--version-script=lib/libmrcache.map $(LDFLAGS) -o $@ $(LIB_OBJ) $(LIB_LIBS)
+	ln -sf libmrcache.so.$(SOVERSION) $(BUILD)/libmrcache.so
+
+$(LIB_A): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/mrcache.pc: mrcache.pc.in Makefile
+	@mkdir -p $(BUILD)
+	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
+	    -e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
+
+$(BUILD)/tests/%: tests/%.c $(TESTUTIL_OBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/util $(CFLAGS) $(LIB_CFLAGS) -o $@ $< $(TESTUTIL_OBJ) $(LIB_A) $(LDFLAGS) $(LIB_LIBS)
+
+.SECONDEXPANSION:
+$(BUILD)/tools/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itools/$* $(CFLAGS) $(LIB_CFLAGS) $(TOOL_CFLAGS_$*) -o $@ \
+	  $(filter %.c,$^) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) $(TOOL_LIBS_$*)
+
+deps:
+	@bash scripts/deps.sh
+
+# The README's first command: the stale-registration hazard, then the fix.
+demo: deps
+	$(MAKE) all
+	$(BUILD)/tools/mrc-demo
+
+# The README's second command: every suite, one summary line at the end.
+check: deps
+	@rm -f $(BUILD)/results.txt
+	@$(MAKE) --no-print-directory all
+	@status=0; for s in $(CHECK_SUITES); do \
+	  $(MAKE) --no-print-directory $$s RESULTS=$(abspath $(BUILD))/results.txt || status=1; \
+	done; bash tests/summary.sh $(BUILD)/results.txt && exit $$status
+
+RESULTS ?= $(abspath $(BUILD))/results.txt
+TEST_TIMEOUT ?= 300
+check-host: tests tools
+	@MRCACHE_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite host$(SAN:%=-%) \
+	  --results $(RESULTS) --timeout $(TEST_TIMEOUT) $(TEST_BIN)
+
+install: lib
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(bindir)
+	install -m 755 $(LIB_SO) $(DESTDIR)$(libdir)/libmrcache.so.$(SOVERSION)
+	ln -sf libmrcache.so.$(SOVERSION) $(DESTDIR)$(libdir)/libmrcache.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(libdir)/libmrcache.a
+	install -m 644 include/mrcache.h $(DESTDIR)$(includedir)/mrcache.h
+	install -d $(DESTDIR)$(includedir)/linux
+	install -m 644 include/uapi/linux/*.h $(DESTDIR)$(includedir)/linux/ 2>/dev/null || true
+	install -m 644 $(BUILD)/mrcache.pc $(DESTDIR)$(pkgconfigdir)/mrcache.pc
+	for t in $(wildcard $(TOOL_BIN)); do install -m 755 $$t $(DESTDIR)$(bindir)/; done
+
+uninstall:
+	rm -f $(DESTDIR)$(libdir)/libmrcache.so* $(DESTDIR)$(libdir)/libmrcache.a \
+	  $(DESTDIR)$(includedir)/mrcache.h $(DESTDIR)$(pkgconfigdir)/mrcache.pc
+
+clean:
+	rm -rf build build-asan build-tsan $(CLEAN_EXTRA)
+
+-include $(LIB_OBJ:.o=.d) $(TESTUTIL_OBJ:.o=.d)

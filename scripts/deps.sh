@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages the build, the tests and the guest harness
+# need.  Idempotent: packages already present cost one dpkg query.
+set -eu
+pkgs=(
+	build-essential make pkg-config bc clang llvm libclang-rt-14-dev
+	liburing-dev
+	libibverbs-dev ibverbs-providers
+	libucx-dev libfabric-dev
+	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
+	spin strace
+	qemu-system-x86 busybox-static cpio kmod iproute2 file
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing ${missing[*]}; run as root or install them" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
