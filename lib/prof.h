@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prof.h - latency histograms of the cache's own work, for mrc-prof.
+ *
+ * Off unless MRCACHE_PROF names a file prefix; then every cache records
+ * log2-nanosecond histograms per kind of work and the process writes them
+ * as JSON to "<prefix>.<pid>.json" at exit.  Disabled, the cost is one
+ * predictable branch.
+ */
+#ifndef MRC_PROF_H
+#define MRC_PROF_H
+
+#include <stdint.h>
+#include <time.h>
+
+enum mrc_prof_kind {
+	MRC_PROF_LOOKUP,	/* a whole get() that hit */
+	MRC_PROF_MISS,		/* a whole get() that missed, registration included */
+	MRC_PROF_REGISTER,	/* backend reg */
+	MRC_PROF_DEREGISTER,	/* backend dereg */
+	MRC_PROF_WATCH,		/* monitor watch + unwatch */
+	MRC_PROF_INVALIDATE,	/* reclaiming invalidated regions */
+	MRC_PROF_KINDS
+};
+
+#define MRC_PROF_BUCKETS 40	/* bucket b holds [2^b, 2^(b+1)) ns */
+
+extern int mrc_prof_on;
+
+void mrc_prof_init(void);
+void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns);
+const char *mrc_prof_kind_name(enum mrc_prof_kind kind);
+
+static inline uint64_t mrc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif
