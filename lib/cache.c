@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.c - get/put and the life of a region.
+ *
+ * The hit path takes no lock (see docs/architecture.md): it finds a region
+ * in the lock-free index, takes a speculative reference, then validates
+ * the region: live, covering the request, enough access, and its watch
+ * word intact.  Everything else runs under cache->lock.
+ *
+ * A miss follows watch, register, re-check (docs/protocol.md):
+ *
+ *   miss (cache->lock held)              unmapping thread
+ *   -----------------------              ----------------
+ *   monitor watch(range)
+ *   index_set(range, r PENDING)          munmap(range)
+ *   backend reg(range)  -- pins pages    monitor clears r's word
+ *   region_intact(r)?   -- re-check
+ *     no:  dereg, unwatch, retry
+ *     yes: publish (PENDING -> live, 1 ref)
+ *
+ * An unmap before the watch is over before the pages are pinned; one after
+ * the watch clears the word, and either the re-check or every later hit
+ * sees it.  Deregistration happens in cache calls (a miss, put, progress,
+ * invalidate, flush), never inside a monitor callback.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cache.h"
+#include "prof.h"
+
+#define SLAB_REGIONS	255
+#define MAX_RACE_RETRIES 16
+#define NOT_IN_HEAP	UINT32_MAX
+
+struct mrc_slab {
+	struct mrc_slab *next;
+	struct mrcache_region r[SLAB_REGIONS];
+};
+
+/* Regions live in slabs never freed before mrcache_destroy(), so a
+ * lock-free reader's stale pointer always points at a region struct. */
+static struct mrcache_region *region_alloc(struct mrcache *c)
+{
+	struct mrcache_region *r;
+	uint64_t old, new;
+
+	if (!c->free_regions) {
+		struct mrc_slab *slab = calloc(1, sizeof(*slab));
+
+		if (!slab)
+			return NULL;
+		slab->next = c->slabs;
+		c->slabs = slab;
+		for (int i = SLAB_REGIONS - 1; i >= 0; i--) {
+			r = &slab->r[i];
+			r->refstate = REF_DEAD | REF_RECLAIMED;
+			r->lru_pos = NOT_IN_HEAP;
+			r->reg.handle = c->free_regions;
+			c->free_regions = r;
+		}
+	}
+	r = c->free_regions;
+	c->free_regions = r->reg.handle;
+	/* Keep any speculative references a stale reader still holds. */
+	old = __atomic_load_n(&r->refstate, __ATOMIC_RELAXED);
+	do {
+		new = (old & REF_COUNT_MASK) | REF_PENDING;
+	} while (!__atomic_compare_exchange_n(&r->refstate, &old, new, 0,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	memset(&r->reg, 0, sizeof(r->reg));
+	r->flags = 0;
+	r->cause = 0;
+	return r;
+}
+
+static void region_free(struct mrcache *c, struct mrcache_region *r)
+{
+	r->reg.handle = c->free_regions;
+	c->free_regions = r;
+}
+
+int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r)
+{
+	for (const struct mrc_slab *s = c->slabs; s; s = s->next)
+		if (r >= &s->r[0] && r < &s->r[SLAB_REGIONS] &&
+		    ((const char *)r - (const char *)&s->r[0]) % sizeof(*r) == 0)
+			return 1;
+	return 0;
+}
+
+static void region_set_range(struct mrcache_region *r, uintptr_t start,
+			     uintptr_t end, unsigned access)
+{
+	__atomic_store_n(&r->start, start, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->end, end, __ATOMIC_RELAXED);
+	r->access = access;
+}
+
+static void backend_dereg(struct mrcache *c, struct mrcache_region *r)
+{
+	uint64_t t0 = mrc_now_ns(), dt;
+	int rc = c->backend->ops->dereg(c->backend, &r->reg);
+
+	dt = mrc_now_ns() - t0;
+	if (rc)
+		mrc_log(0, "deregistration of [%#lx, %#lx) failed: %s",
+			(unsigned long)r->start, (unsigned long)r->end, strerror(-rc));
+	c->st.deregistrations++;
+	c->st.deregister_ns += dt;
+	if (mrc_prof_on)
+		mrc_prof_add(MRC_PROF_DEREGISTER, dt);
+}
+
+static void monitor_unwatch(struct mrcache *c, struct mrcache_region *r)
+{
+	uint64_t t0 = mrc_now_ns();
+
+	c->monitor->ops->unwatch(c->monitor, &r->watch);
+	if (mrc_prof_on)
+		mrc_prof_add(MRC_PROF_WATCH, mrc_now_ns() - t0);
+}
+
+/* The last reference of a dead region is gone: deregister it.  Exactly
+ * one caller wins the DEAD -> DEAD|RECLAIMED transition.  Under the lock. */
+static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
+{
+	uint64_t expect = REF_DEAD;
+
+	if (!__atomic_compare_exchange_n(&r->refstate, &expect, REF_DEAD | REF_RECLAIMED,
+					 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	backend_dereg(c, r);
+	monitor_unwatch(c, r);
+	if (r->flags & REGION_UNCACHED)
+		c->outstanding_uncached--;
+	region_free(c, r);
+}
+
+/* Drop one reference.  Lock-free unless it was the last one of a dead
+ * region, which is then deregistered here. */
+static int region_unref(struct mrcache *c, struct mrcache_region *r)
+{
+	uint64_t old = __atomic_fetch_sub(&r->refstate, 1, __ATOMIC_ACQ_REL);
+
+	if ((old & REF_COUNT_MASK) == 0) {
+		__atomic_fetch_add(&r->refstate, 1, __ATOMIC_RELAXED);
+		mrc_log(0, "mrcache_put of a region that is not held");
+		return -EINVAL;
+	}
+	if (old - 1 == REF_DEAD) {
+		pthread_mutex_lock(&c->lock);
+		region_reclaim(c, r);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return 0;
+}
+
+enum kill_reason { KILL_INVALIDATED, KILL_EVICTED, KILL_MERGED, KILL_FLUSHED };
+
+static void region_kill(struct mrcache *c, struct mrcache_region *r,
+			enum mrcache_cause cause, enum kill_reason why)
+{
+	uintptr_t start = r->start, end = r->end;
+	uint64_t old;
+
+	mrc_index_clear(c->index, start, end, r);
+	mrc_lru_remove(&c->lru, r);
+	r->flags &= ~REGION_INDEXED;
+	r->cause = cause;
+	c->nregions--;
+	c->nbytes -= end - start;
+	switch (why) {
+	case KILL_INVALIDATED:
+		c->st.invalidations[cause]++;
+		if (c->cfg.on_invalidate)
+			c->cfg.on_invalidate(c->cfg.cb_arg, start, end, cause);
+		break;
+	case KILL_EVICTED:
+		c->st.evictions++;
+		if (c->cfg.on_evict)
+			c->cfg.on_evict(c->cfg.cb_arg, start, end);
+		break;
+	case KILL_MERGED:
+		c->st.merges++;
+		break;
+	case KILL_FLUSHED:
+		break;
+	}
+	old = __atomic_fetch_or(&r->refstate, REF_DEAD, __ATOMIC_ACQ_REL);
+	if ((old & REF_COUNT_MASK) == 0)
+		region_reclaim(c, r);
+}
+
+void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
+		     enum mrcache_cause cause, int evicted)
+{
+	region_kill(c, r, cause, evicted ? KILL_EVICTED : KILL_INVALIDATED);
+}
+
+/* Throw away a region that was never published (failure or race). */
+static void region_discard(struct mrcache *c, struct mrcache_region *r,
+			   int indexed, int watched, int registered)
+{
+	uint64_t old, new;
+
+	if (indexed) {
+		mrc_index_clear(c->index, r->start, r->end, r);
+		mrc_lru_remove(&c->lru, r);
+	}
+	if (registered)
+		backend_dereg(c, r);
+	if (watched)
+		monitor_unwatch(c, r);
+	old = __atomic_load_n(&r->refstate, __ATOMIC_RELAXED);
+	do {
+		new = (old & REF_COUNT_MASK) | REF_DEAD | REF_RECLAIMED;
+	} while (!__atomic_compare_exchange_n(&r->refstate, &old, new, 0,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	region_free(c, r);
+}
+
+static int region_evictable(const struct mrcache_region *r)
+{
+	return (__atomic_load_n(&r->refstate, __ATOMIC_ACQUIRE) &
+		(REF_COUNT_MASK | REF_FLAGS)) == 0;
+}
+
+static int evict_one(struct mrcache *c)
+{
+	struct mrcache_region *victim = mrc_lru_pop(&c->lru, region_evictable);
+
+	if (!victim)
+		return 0;
+	victim->lru_pos = NOT_IN_HEAP;
+	region_kill(c, victim, MRCACHE_CAUSE_MANUAL, KILL_EVICTED);
+	return 1;
+}
+
+/* Evict until one more region of `size` bytes fits the limits. */
+static int make_room(struct mrcache *c, uint64_t size)
+{
+	if (c->cfg.max_bytes && size > c->cfg.max_bytes)
+		return 0;
+	while ((c->cfg.max_regions && c->nregions + 1 > c->cfg.max_regions) ||
+	       (c->cfg.max_bytes && c->nbytes + size > c->cfg.max_bytes))
+		if (!evict_one(c))
+			return 0;
+	return 1;
+}
+
+/* --- the hit path --- */
+
+static unsigned thread_stripe(void)
+{
+	static unsigned next_thread;
+	static __thread int stripe = -1;
+
+	if (stripe < 0)
+		stripe = (int)(__atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED) % MRC_STRIPES);
+	return (unsigned)stripe;
+}
+
+/* Only this thread writes its stripe (see struct mrc_stripe). */
+static void stripe_count(uint64_t *counter)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+static void count_hit(struct mrcache *c, const struct mrcache_region *r,
+		      uintptr_t start, uintptr_t end)
+{
+	struct mrc_stripe *s = &c->stripes[thread_stripe()];
+	uintptr_t mask = c->page_size - 1;
+
+	if ((start & ~mask) == region_start(r) && ((end + mask) & ~mask) == region_end(r))
+		stripe_count(&s->hits);
+	else
+		stripe_count(&s->subrange_hits);
+}
+
+static int region_covers(const struct mrcache_region *r, uintptr_t start,
+			 uintptr_t end, unsigned access)
+{
+	return region_start(r) <= start && end <= region_end(r) &&
+	       (access & ~r->access) == 0;
+}
+
+static int try_hit(struct mrcache *c, struct mrcache_region *r, uintptr_t start,
+		   uintptr_t end, unsigned access)
+{
+	uint64_t old = __atomic_fetch_add(&r->refstate, 1, __ATOMIC_ACQUIRE);
+
+	if (!(old & REF_FLAGS) && region_covers(r, start, end, access) &&
+	    region_intact(r))
+		return 1;
+	region_unref(c, r);
+	return 0;
+}
+
+/* --- the miss path (under the lock) --- */
+
+struct overlap {
+	uintptr_t start, end;
+	unsigned access;
+	unsigned count;
+	struct mrcache_region *first;
+};
+
+static int note_overlap(struct mrcache_region *r, void *arg)
+{
+	struct overlap *ov = arg;
+
+	if (r->start < ov->start)
+		ov->start = r->start;
+	if (r->end > ov->end)
+		ov->end = r->end;
+	ov->access |= r->access;
+	if (!ov->count++)
+		ov->first = r;
+	return 0;
+}
+
+static int kill_merged(struct mrcache_region *r, void *arg)
+{
+	region_kill(arg, r, MRCACHE_CAUSE_MANUAL, KILL_MERGED);
+	return 0;
+}
+
+static int backend_reg(struct mrcache *c, struct mrcache_region *r)
+{
+	for (;;) {
+		uint64_t t0 = mrc_now_ns(), dt;
+		int rc = c->backend->ops->reg(c->backend, (void *)r->start,
+					      r->end - r->start, r->access, &r->reg);
+
+		dt = mrc_now_ns() - t0;
+		c->st.register_ns += dt;
+		if (mrc_prof_on)
+			mrc_prof_add(MRC_PROF_REGISTER, dt);
+		if (rc == 0) {
+			c->st.registrations++;
+			return 0;
+		}
+		c->st.registration_failures++;
+		if (!mrc_backend_resource_error(rc) || !evict_one(c))
+			return rc;
+	}
+}
+
+static int monitor_watch(struct mrcache *c, struct mrcache_region *r)
+{
+	for (;;) {
+		uint64_t t0 = mrc_now_ns();
+		int rc = c->monitor->ops->watch(c->monitor, r->start, r->end,
+						(uint64_t)(uintptr_t)r, &r->watch);
+
+		if (mrc_prof_on)
+			mrc_prof_add(MRC_PROF_WATCH, mrc_now_ns() - t0);
+		if (rc == 0)
+			return 0;
+		if (!mrc_backend_resource_error(rc) || !evict_one(c))
+			return rc;
+	}
+}
+
+/* Register [start, end) (page aligned) and hand it out with one reference.
+ * Returns -ESTALE when the range was unmapped during registration. */
+static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
+			  unsigned access, struct mrcache_region **out)
+{
+	struct overlap ov = { .start = start, .end = end, .access = access };
+	struct mrcache_region *r;
+	int uncached = (uint64_t)end > MRC_INDEX_LIMIT;
+	uint64_t seq = 0;
+	int rc, intact;
+
+	if (!uncached)
+		mrc_index_walk(c->index, start, end, note_overlap, &ov);
+	if (ov.count && (c->cfg.flags & MRCACHE_FLAG_NO_MERGE)) {
+		uncached = 1;
+	} else if (ov.count) {
+		mrc_index_walk(c->index, start, end, kill_merged, c);
+		start = ov.start;
+		end = ov.end;
+		access = ov.access;
+	}
+	if (!uncached && !make_room(c, end - start))
+		uncached = 1;
+
+	r = region_alloc(c);
+	if (!r)
+		return -ENOMEM;
+	region_set_range(r, start, end, access);
+	rc = monitor_watch(c, r);
+	if (rc) {
+		region_discard(c, r, 0, 0, 0);
+		return rc;
+	}
+	if (!uncached) {
+		rc = mrc_index_set(c->index, start, end, r);
+		if (rc == 0) {
+			__atomic_store_n(&r->last_use, region_stamp(), __ATOMIC_RELAXED);
+			rc = mrc_lru_add(&c->lru, r);
+			if (rc)
+				mrc_index_clear(c->index, start, end, r);
+		}
+		if (rc) {
+			region_discard(c, r, 0, 1, 0);
+			return rc;
+		}
+		/* The index is the watch set of user-side monitors: make the
+		 * pending region visible to them before pinning anything. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	seq = __atomic_load_n(&c->unmap_seq, __ATOMIC_SEQ_CST);
+
+	rc = backend_reg(c, r);
+	if (rc) {
+		region_discard(c, r, !uncached, 1, 0);
+		return rc;
+	}
+
+	/* The re-check.  An uncached region is not in the index, so a
+	 * user-side monitor cannot clear its word: any unmap counts. */
+	if (uncached && c->user_side_monitor)
+		intact = __atomic_load_n(&c->unmap_seq, __ATOMIC_SEQ_CST) == seq;
+	else
+		intact = region_intact(r);
+	if (!intact) {
+		region_discard(c, r, !uncached, 1, 1);
+		c->st.retries++;
+		return -ESTALE;
+	}
+
+	if (uncached) {
+		r->flags |= REGION_UNCACHED;
+		c->outstanding_uncached++;
+		c->st.uncached++;
+		/* Published dead: never found, deregistered at its put. */
+		__atomic_fetch_add(&r->refstate, 1 - REF_PENDING + REF_DEAD, __ATOMIC_RELEASE);
+	} else {
+		r->flags |= REGION_INDEXED;
+		c->nregions++;
+		c->nbytes += end - start;
+		__atomic_fetch_add(&r->refstate, 1 - REF_PENDING, __ATOMIC_RELEASE);
+	}
+	*out = r;
+	return 0;
+}
+
+static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
+			  unsigned access, struct mrcache_region **out)
+{
+	uintptr_t mask = c->page_size - 1;
+	uintptr_t pstart = start & ~mask, pend;
+	int rc = -ESTALE;
+
+	if (__builtin_add_overflow(end, mask, &pend))
+		return -EINVAL;
+	pend &= ~mask;
+
+	pthread_mutex_lock(&c->lock);
+	mrc_cache_drain_locked(c);
+	c->st.misses++;
+	for (int attempt = 0; rc == -ESTALE && attempt < MAX_RACE_RETRIES; attempt++) {
+		struct mrcache_region *r = mrc_index_lookup(c->index, start);
+
+		if (r && !region_intact(r)) {
+			/* Invalidated but not reported yet (a word a monitor
+			 * cleared under a race with region reuse). */
+			region_kill(c, r, MRCACHE_CAUSE_OTHER, KILL_INVALIDATED);
+		} else if (r && region_covers(r, start, end, access)) {
+			/* Another thread registered it while we waited. */
+			__atomic_fetch_add(&r->refstate, 1, __ATOMIC_ACQUIRE);
+			c->st.misses--;
+			count_hit(c, r, start, end);
+			*out = r;
+			rc = 0;
+			break;
+		}
+		rc = cache_register(c, pstart, pend, access, out);
+	}
+	if (rc == -ESTALE)
+		rc = -EAGAIN;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int check_range(const void *addr, size_t len, uintptr_t *end)
+{
+	if (!addr || !len || __builtin_add_overflow((uintptr_t)addr, len, end))
+		return -EINVAL;
+	return 0;
+}
+
+int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access,
+		struct mrcache_region **out)
+{
+	uintptr_t start = (uintptr_t)addr, end;
+	struct mrcache_region *r;
+	uint64_t t0 = 0;
+	int rc;
+
+	if (!c || !out || (access & ~MRCACHE_ACCESS_ALL) || check_range(addr, len, &end))
+		return -EINVAL;
+	if (mrc_prof_on)
+		t0 = mrc_now_ns();
+	r = mrc_index_lookup(c->index, start);
+	if (r && try_hit(c, r, start, end, access)) {
+		count_hit(c, r, start, end);
+		*out = r;
+		if (mrc_prof_on)
+			mrc_prof_add(MRC_PROF_LOOKUP, mrc_now_ns() - t0);
+		return 0;
+	}
+	rc = cache_get_slow(c, start, end, access, out);
+	if (mrc_prof_on)
+		mrc_prof_add(MRC_PROF_MISS, mrc_now_ns() - t0);
+	return rc;
+}
+
+static int events_waiting(struct mrcache *c)
+{
+	const struct mrc_monitor_ops *ops = c->monitor->ops;
+
+	return __atomic_load_n(&c->events_waiting, __ATOMIC_RELAXED) ||
+	       (ops->pending && ops->pending(c->monitor));
+}
+
+int mrcache_put(struct mrcache *c, struct mrcache_region *r)
+{
+	int rc;
+
+	if (!c || !r)
+		return -EINVAL;
+	__atomic_store_n(&r->last_use, region_stamp(), __ATOMIC_RELAXED);
+	rc = region_unref(c, r);
+	/* Reclaim what the monitor invalidated, unless someone else is. */
+	if (events_waiting(c) && pthread_mutex_trylock(&c->lock) == 0) {
+		mrc_cache_drain_locked(c);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return rc;
+}
+
+/* --- accessors --- */
+
+void *mrcache_region_addr(const struct mrcache_region *r)
+{
+	return r ? (void *)region_start(r) : NULL;
+}
+
+size_t mrcache_region_length(const struct mrcache_region *r)
+{
+	return r ? region_end(r) - region_start(r) : 0;
+}
+
+uint64_t mrcache_region_key(const struct mrcache_region *r)
+{
+	return r ? r->reg.key : 0;
+}
+
+void *mrcache_region_handle(const struct mrcache_region *r)
+{
+	return r ? r->reg.handle : NULL;
+}
+
+uint32_t mrcache_region_rkey(const struct mrcache_region *r)
+{
+	return r ? r->reg.rkey : 0;
+}
+
+/* --- whole-cache operations --- */
+
+static int kill_manual(struct mrcache_region *r, void *arg)
+{
+	struct mrcache *c = arg;
+
+	region_kill(c, r, MRCACHE_CAUSE_MANUAL, KILL_INVALIDATED);
+	return 0;
+}
+
+int mrcache_invalidate(struct mrcache *c, const void *addr, size_t len)
+{
+	uintptr_t end;
+	uint64_t before;
+
+	if (!c || check_range(addr, len, &end))
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	mrc_cache_drain_locked(c);
+	before = c->st.invalidations[MRCACHE_CAUSE_MANUAL];
+	mrc_index_walk(c->index, (uintptr_t)addr, end, kill_manual, c);
+	before = c->st.invalidations[MRCACHE_CAUSE_MANUAL] - before;
+	pthread_mutex_unlock(&c->lock);
+	return (int)before;
+}
+
+static int flush_locked(struct mrcache *c)
+{
+	struct mrcache_region *r;
+	int n = 0;
+
+	while ((r = mrc_lru_pop(&c->lru, region_evictable))) {
+		r->lru_pos = NOT_IN_HEAP;
+		region_kill(c, r, MRCACHE_CAUSE_MANUAL, KILL_FLUSHED);
+		n++;
+	}
+	return n;
+}
+
+int mrcache_flush(struct mrcache *c)
+{
+	int n;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	mrc_cache_drain_locked(c);
+	n = flush_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+int mrcache_progress(struct mrcache *c)
+{
+	int n;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	n = mrc_cache_drain_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* --- create/destroy --- */
+
+static void cache_free(struct mrcache *c)
+{
+	while (c->slabs) {
+		struct mrc_slab *s = c->slabs;
+
+		c->slabs = s->next;
+		free(s);
+	}
+	mrc_lru_fini(&c->lru);
+	mrc_index_destroy(c->index);
+	pthread_spin_destroy(&c->events_lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+int mrcache_create(const struct mrcache_config *cfg, struct mrcache **out)
+{
+	struct mrcache *c;
+	int rc;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_spin_init(&c->events_lock, PTHREAD_PROCESS_PRIVATE);
+	mrc_lru_init(&c->lru);
+	mrc_prof_init();
+	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	rc = mrc_config_resolve(cfg, &c->cfg);
+	if (rc == 0)
+		rc = mrc_index_create(&c->index);
+	if (rc == 0)
+		rc = mrc_backend_open(&c->cfg, &c->backend);
+	if (rc) {
+		cache_free(c);
+		return rc;
+	}
+	rc = mrc_monitor_start(c, c->cfg.monitor, &c->monitor);
+	if (rc) {
+		c->backend->ops->close(c->backend);
+		cache_free(c);
+		return rc;
+	}
+	c->user_side_monitor = c->monitor->ops->drain == NULL;
+	c->st.monitor = c->monitor->ops->kind;
+	*out = c;
+	return 0;
+}
+
+static int regions_in_use(const struct mrcache *c)
+{
+	if (c->outstanding_uncached)
+		return 1;
+	for (uint32_t i = 0; i < c->lru.count; i++)
+		if (__atomic_load_n(&c->lru.heap[i]->refstate, __ATOMIC_ACQUIRE) & REF_COUNT_MASK)
+			return 1;
+	return 0;
+}
+
+int mrcache_destroy(struct mrcache *c)
+{
+	const char *env;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	mrc_cache_drain_locked(c);
+	if (regions_in_use(c)) {
+		pthread_mutex_unlock(&c->lock);
+		mrc_log(0, "mrcache_destroy: regions are still in use");
+		return -EBUSY;
+	}
+	flush_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	env = getenv("MRCACHE_STATS");
+	if (env && *env && strcmp(env, "0") != 0 && !(c->cfg.flags & MRCACHE_FLAG_NO_ENV))
+		mrcache_stats_print(c, stderr);
+	c->monitor->ops->stop(c->monitor);
+	c->backend->ops->close(c->backend);
+	cache_free(c);
+	return 0;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* cache.h - the cache's private state, shared by lib/cache*.c. */
+#ifndef MRC_CACHE_H
+#define MRC_CACHE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include "backend.h"
+#include "index.h"
+#include "lru.h"
+#include "monitor.h"
+#include "region.h"
+
+/* Per-thread stripes for the counters the hit path bumps, so two threads
+ * hitting the cache never write the same cache line.  A thread owns stripe
+ * (its number % MRC_STRIPES); counts are exact while no two live threads
+ * share a stripe. */
+#define MRC_STRIPES 16
+struct mrc_stripe {
+	uint64_t hits;
+	uint64_t subrange_hits;
+} __attribute__((aligned(64)));
+
+/* Ranges the user-side monitors reported, waiting for the next cache call. */
+#define MRC_EVENT_RING 256
+struct mrc_unmapped {
+	uintptr_t start, end;
+	enum mrcache_cause cause;
+};
+
+struct mrc_slab;
+
+struct mrcache {
+	struct mrcache_config cfg;
+	size_t page_size;
+	struct mrc_index *index;
+	struct mrc_backend *backend;
+	struct mrc_monitor *monitor;
+	int user_side_monitor;		/* words live in the regions */
+
+	/* cache->lock guards: index writes, lru, the region slabs and free
+	 * list, regions/bytes, the counters in `st` other than the striped
+	 * ones, and every region's flags/lru fields.  Held across backend
+	 * reg/dereg and monitor watch/unwatch/drain; never taken by the hit
+	 * path or by mrc_cache_unmapped(). */
+	pthread_mutex_t lock;
+	struct mrc_lru lru;
+	struct mrc_slab *slabs;
+	struct mrcache_region *free_regions;	/* linked through reg.handle */
+	uint64_t nregions, nbytes;
+	uint64_t outstanding_uncached;
+	struct mrcache_stats st;
+
+	/* events_lock (leaf spinlock) guards the ring; held for a few
+	 * stores only, so it is safe inside unmapping hooks. */
+	pthread_spinlock_t events_lock;
+	struct mrc_unmapped ring[MRC_EVENT_RING];
+	uint32_t ring_head, ring_count;
+	int ring_overflow;
+	uint32_t events_waiting;	/* atomic: ring_count|overflow != 0 */
+	uint64_t unmap_seq;		/* atomic: bumped by every unmapped() */
+
+	struct mrc_stripe stripes[MRC_STRIPES];
+};
+
+/* cache.c */
+void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
+		     enum mrcache_cause cause, int evicted);
+int mrc_cache_drain_locked(struct mrcache *c);
+int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r);
+
+/* config.c */
+int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out);
+
+#endif

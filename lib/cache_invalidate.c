@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache_invalidate.c - how monitor reports become reclaimed regions.
+ *
+ * Two halves.  The first runs wherever the monitor learns of VM activity,
+ * possibly inside munmap() hooks, free(), or the cache's own calls: it only
+ * clears words and queues ranges (mrc_cache_unmapped).  The second runs in
+ * a later cache call under cache->lock (mrc_cache_drain_locked): it removes
+ * every region whose word changed and deregisters those nobody holds.
+ */
+#include <stdlib.h>
+#include "cache.h"
+#include "prof.h"
+
+struct unmapped_range {
+	uintptr_t start, end;
+};
+
+static int clear_word(struct mrcache_region *r, void *arg)
+{
+	const struct unmapped_range *u = arg;
+
+	/* r may be a stale pointer to a reused region: check the range it
+	 * has now.  Clearing a reused region's word by mistake only costs a
+	 * re-registration; the next cache call kills it (cache_get_slow). */
+	if (region_start(r) < u->end && region_end(r) > u->start)
+		__atomic_fetch_and(&r->watch.local, ~MRC_WORD_VALID, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void mrc_cache_unmapped(struct mrcache *c, uintptr_t start, uintptr_t end,
+			enum mrcache_cause cause)
+{
+	struct unmapped_range u = { start, end };
+
+	if (start >= end)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	mrc_index_walk(c->index, start, end, clear_word, &u);
+	__atomic_fetch_add(&c->unmap_seq, 1, __ATOMIC_SEQ_CST);
+
+	pthread_spin_lock(&c->events_lock);
+	if (c->ring_count < MRC_EVENT_RING) {
+		struct mrc_unmapped *e = &c->ring[(c->ring_head + c->ring_count++) % MRC_EVENT_RING];
+
+		e->start = start;
+		e->end = end;
+		e->cause = cause;
+	} else {
+		c->ring_overflow = 1;
+	}
+	__atomic_store_n(&c->events_waiting, 1, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&c->events_lock);
+}
+
+struct kill_arg {
+	struct mrcache *cache;
+	enum mrcache_cause cause;
+	int killed;
+};
+
+static int kill_if_changed(struct mrcache_region *r, void *arg)
+{
+	struct kill_arg *k = arg;
+
+	if ((r->flags & REGION_INDEXED) && !region_intact(r)) {
+		mrc_region_kill(k->cache, r, k->cause, 0);
+		k->killed++;
+	}
+	return 0;
+}
+
+void mrc_cache_event(struct mrcache *c, uint64_t cookie, uintptr_t start,
+		     uintptr_t end, enum mrcache_cause cause)
+{
+	struct kill_arg k = { c, cause, 0 };
+
+	if ((unsigned)cause >= MRCACHE_CAUSE_COUNT_)
+		cause = k.cause = MRCACHE_CAUSE_OTHER;
+	/* The cookie names the region, unless it was reused since: then
+	 * its word is intact and nothing happens.  Fall back to the range
+	 * when the cookie is not one of ours. */
+	if (mrc_region_is_ours(c, (struct mrcache_region *)(uintptr_t)cookie))
+		kill_if_changed((struct mrcache_region *)(uintptr_t)cookie, &k);
+	else
+		mrc_index_walk(c->index, start, end, kill_if_changed, &k);
+}
+
+void mrc_cache_rescan(struct mrcache *c)
+{
+	struct kill_arg k = { c, MRCACHE_CAUSE_OVERFLOW, 0 };
+	struct mrcache_region **snap;
+	uint32_t n = c->lru.count;
+
+	/* Killing reorders the heap: work on a snapshot. */
+	snap = malloc((n ? n : 1) * sizeof(*snap));
+	if (snap) {
+		for (uint32_t i = 0; i < n; i++)
+			snap[i] = c->lru.heap[i];
+		for (uint32_t i = 0; i < n; i++)
+			kill_if_changed(snap[i], &k);
+		free(snap);
+		return;
+	}
+	for (uint32_t i = 0; i < c->lru.count;) {
+		int before = k.killed;
+
+		kill_if_changed(c->lru.heap[i], &k);
+		i = k.killed == before ? i + 1 : 0;
+	}
+}
+
+int mrc_cache_drain_locked(struct mrcache *c)
+{
+	struct mrc_unmapped batch[MRC_EVENT_RING];
+	uint32_t n = 0;
+	int overflow, reported = 0;
+	uint64_t t0 = mrc_prof_on ? mrc_now_ns() : 0;
+
+	if (c->monitor->ops->drain)
+		reported = c->monitor->ops->drain(c->monitor);
+	if (__atomic_load_n(&c->events_waiting, __ATOMIC_ACQUIRE)) {
+		pthread_spin_lock(&c->events_lock);
+		while (c->ring_count) {
+			batch[n++] = c->ring[c->ring_head];
+			c->ring_head = (c->ring_head + 1) % MRC_EVENT_RING;
+			c->ring_count--;
+		}
+		overflow = c->ring_overflow;
+		c->ring_overflow = 0;
+		__atomic_store_n(&c->events_waiting, 0, __ATOMIC_RELAXED);
+		pthread_spin_unlock(&c->events_lock);
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct kill_arg k = { c, batch[i].cause, 0 };
+
+			mrc_index_walk(c->index, batch[i].start, batch[i].end, kill_if_changed, &k);
+		}
+		if (overflow)
+			mrc_cache_rescan(c);
+		reported += (int)n;
+	}
+	if (mrc_prof_on && reported)
+		mrc_prof_add(MRC_PROF_INVALIDATE, mrc_now_ns() - t0);
+	return reported < 0 ? 0 : reported;
+}
