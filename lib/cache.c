@@ -250,6 +250,31 @@ static int make_room(struct mrcache *c, uint64_t size)
 	return 1;
 }
 
+/* --- fork --- */
+
+/* A forked child inherits the cache's memory but not the right to use its
+ * registrations (they pin the parent's pages, or live in the parent's
+ * device context).  Every child bumps fork_generation; a cache created
+ * under another generation refuses every call with -ECHILD. */
+static unsigned fork_generation;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_child(void)
+{
+	__atomic_fetch_add(&fork_generation, 1, __ATOMIC_RELAXED);
+}
+
+static void fork_handler_install(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+static int forked(const struct mrcache *c)
+{
+	return __builtin_expect(c->fork_generation !=
+				__atomic_load_n(&fork_generation, __ATOMIC_RELAXED), 0);
+}
+
 /* --- the hit path --- */
 
 static unsigned thread_stripe(void)
@@ -411,11 +436,11 @@ static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
 			region_discard(c, r, 0, 1, 0);
 			return rc;
 		}
-		/* The index is the watch set of user-side monitors: make the
-		 * pending region visible to them before pinning anything. */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	}
-	seq = __atomic_load_n(&c->unmap_seq, __ATOMIC_SEQ_CST);
+	/* The index is the watch set of user-side monitors: the pending
+	 * region must be visible to them before anything is pinned.  This
+	 * read-modify-write is the full barrier that orders the two. */
+	seq = __atomic_fetch_add(&c->unmap_seq, 0, __ATOMIC_SEQ_CST);
 
 	rc = backend_reg(c, r);
 	if (rc) {
@@ -506,6 +531,8 @@ int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access
 
 	if (!c || !out || (access & ~MRCACHE_ACCESS_ALL) || check_range(addr, len, &end))
 		return -EINVAL;
+	if (forked(c))
+		return -ECHILD;
 	if (mrc_prof_on)
 		t0 = mrc_now_ns();
 	r = mrc_index_lookup(c->index, start);
@@ -536,6 +563,8 @@ int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 
 	if (!c || !r)
 		return -EINVAL;
+	if (forked(c))
+		return -ECHILD;
 	__atomic_store_n(&r->last_use, region_stamp(), __ATOMIC_RELAXED);
 	rc = region_unref(c, r);
 	/* Reclaim what the monitor invalidated, unless someone else is. */
@@ -590,6 +619,8 @@ int mrcache_invalidate(struct mrcache *c, const void *addr, size_t len)
 
 	if (!c || check_range(addr, len, &end))
 		return -EINVAL;
+	if (forked(c))
+		return -ECHILD;
 	pthread_mutex_lock(&c->lock);
 	mrc_cache_drain_locked(c);
 	before = c->st.invalidations[MRCACHE_CAUSE_MANUAL];
@@ -618,6 +649,8 @@ int mrcache_flush(struct mrcache *c)
 
 	if (!c)
 		return -EINVAL;
+	if (forked(c))
+		return -ECHILD;
 	pthread_mutex_lock(&c->lock);
 	mrc_cache_drain_locked(c);
 	n = flush_locked(c);
@@ -631,6 +664,8 @@ int mrcache_progress(struct mrcache *c)
 
 	if (!c)
 		return -EINVAL;
+	if (forked(c))
+		return -ECHILD;
 	pthread_mutex_lock(&c->lock);
 	n = mrc_cache_drain_locked(c);
 	pthread_mutex_unlock(&c->lock);
@@ -664,6 +699,8 @@ int mrcache_create(const struct mrcache_config *cfg, struct mrcache **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	pthread_once(&fork_once, fork_handler_install);
+	c->fork_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_spin_init(&c->events_lock, PTHREAD_PROCESS_PRIVATE);
 	mrc_lru_init(&c->lru);
@@ -706,6 +743,12 @@ int mrcache_destroy(struct mrcache *c)
 
 	if (!c)
 		return -EINVAL;
+	if (forked(c)) {
+		/* The registrations and the monitor are the parent's: free
+		 * only this process's copy of the memory. */
+		cache_free(c);
+		return 0;
+	}
 	pthread_mutex_lock(&c->lock);
 	mrc_cache_drain_locked(c);
 	if (regions_in_use(c)) {

@@ -37,6 +37,7 @@ struct mrcache {
 	struct mrc_backend *backend;
 	struct mrc_monitor *monitor;
 	int user_side_monitor;		/* words live in the regions */
+	unsigned fork_generation;	/* see forked() in cache.c */
 
 	/* cache->lock guards: index writes, lru, the region slabs and free
 	 * list, regions/bytes, the counters in `st` other than the striped

@@ -35,9 +35,10 @@ void mrc_cache_unmapped(struct mrcache *c, uintptr_t start, uintptr_t end,
 
 	if (start >= end)
 		return;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	mrc_index_walk(c->index, start, end, clear_word, &u);
+	/* A full barrier (and the signal for uncached re-checks) before the
+	 * walk reads the index. */
 	__atomic_fetch_add(&c->unmap_seq, 1, __ATOMIC_SEQ_CST);
+	mrc_index_walk(c->index, start, end, clear_word, &u);
 
 	pthread_spin_lock(&c->events_lock);
 	if (c->ring_count < MRC_EVENT_RING) {
