@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testutil.h - checks for test programs: a failed CHECK prints where and
+ * why and marks the test failed but keeps going, so one run shows every
+ * broken expectation.  Exit codes: 0 pass, 1 fail, 77 skip.
+ */
+#ifndef MRC_TESTUTIL_H
+#define MRC_TESTUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+extern int test_failures;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: check failed: %s\n",		\
+			__FILE__, __LINE__, #cond);			\
+		__atomic_fetch_add(&test_failures, 1, __ATOMIC_RELAXED); \
+	}								\
+} while (0)
+
+#define CHECK_EQ(a, b) do {						\
+	long long a_ = (long long)(a), b_ = (long long)(b);		\
+	if (a_ != b_) {							\
+		fprintf(stderr, "%s:%d: check failed: %s == %s (%lld != %lld)\n", \
+			__FILE__, __LINE__, #a, #b, a_, b_);		\
+		__atomic_fetch_add(&test_failures, 1, __ATOMIC_RELAXED); \
+	}								\
+} while (0)
+
+#define SKIP(...) do {							\
+	printf("SKIP: " __VA_ARGS__);					\
+	printf("\n");							\
+	exit(77);							\
+} while (0)
+
+static inline int test_result(void)
+{
+	if (test_failures)
+		fprintf(stderr, "%d check(s) failed\n", test_failures);
+	return test_failures ? 1 : 0;
+}
+
+#endif
