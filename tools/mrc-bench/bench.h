@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - mrc-bench: mrcache side by side with UCX's ucs_rcache and with
+ * no cache at all.
+ *
+ * Every measurement runs in a child process of its own (child.c): hooks that
+ * one peer installs (UCX patches libc's munmap) never tax another, and memory
+ * deltas belong to one cache.  The parent interleaves peers round by round so
+ * that noise from other work on the machine hits them alike, and reports
+ * medians over rounds.
+ */
+#ifndef MRC_BENCH_H
+#define MRC_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "mrcache.h"
+
+#define BENCH_MAX_METRICS 6
+#define BENCH_MAX_PARAMS 4
+#define BENCH_MAX_ROUNDS 31
+#define BENCH_WHY_LEN 200
+
+/* ---- peers: the caches compared ---- */
+
+enum peer_kind {
+	PEER_NOCACHE,		/* register and deregister on every use */
+	PEER_UCX,		/* UCX's ucs_rcache */
+	PEER_MRCACHE,		/* this project, one row per monitor */
+};
+
+/* How a peer pins memory: the same callbacks for every peer. */
+enum bench_pin {
+	PIN_NOOP,		/* a counting no-op: the cache's own cost */
+	PIN_URING,		/* io_uring fixed buffers: real pins */
+};
+
+struct bench_peer;
+
+struct peer_ops {
+	/* -errno and a reason in p->why when the peer cannot run here. */
+	int (*open)(struct bench_peer *p);
+	void (*close)(struct bench_peer *p);
+	/* *ref is what put() takes back; *key the backend key (uring index). */
+	int (*get)(struct bench_peer *p, void *addr, size_t len, void **ref,
+		   uint64_t *key);
+	void (*put)(struct bench_peer *p, void *ref);
+	/* Reclaim invalidations the monitor deferred to the next call. */
+	void (*progress)(struct bench_peer *p);
+	/* Backend registrations so far; NULL: the shared pins' count. */
+	uint64_t (*registrations)(struct bench_peer *p);
+};
+
+struct bench_peer {
+	char name[32];			/* table label */
+	enum peer_kind kind;
+	enum mrcache_monitor_kind monitor;	/* PEER_MRCACHE */
+	unsigned flags;			/* MRCACHE_FLAG_NO_MERGE */
+	const struct peer_ops *ops;
+	/* Set by the workload before open(). */
+	enum bench_pin pin;
+	struct bench_pins *pins;
+	void *priv;
+	char why[BENCH_WHY_LEN];
+};
+
+extern const struct peer_ops peer_nocache_ops;
+extern const struct peer_ops peer_ucx_ops;
+extern const struct peer_ops peer_mrcache_ops;
+
+static inline int peer_get(struct bench_peer *p, void *addr, size_t len,
+			   void **ref)
+{
+	uint64_t key;
+
+	return p->ops->get(p, addr, len, ref, &key);
+}
+
+/* ---- pins.c: the registration callbacks every peer shares ---- */
+
+struct io_uring;
+
+struct bench_pins {
+	enum bench_pin kind;
+	struct io_uring *ring;		/* PIN_URING */
+	unsigned slots;
+	int table;			/* sparse table registered */
+	unsigned nfree;
+	unsigned *free_slots;		/* stack of unused table slots */
+	size_t *slot_len;
+	/* Counters, relaxed atomics: the no-cache peer pins from threads. */
+	uint64_t regs, deregs;
+	uint64_t bytes_now, bytes_peak, bytes_total;
+};
+
+int pins_open(struct bench_pins *b, enum bench_pin kind, unsigned slots);
+void pins_close(struct bench_pins *b);
+int pins_reg(struct bench_pins *b, void *addr, size_t len, void **handle,
+	     uint64_t *key);
+int pins_dereg(struct bench_pins *b, void *handle);
+
+static inline uint64_t peer_registrations(struct bench_peer *p)
+{
+	return p->ops->registrations ? p->ops->registrations(p) : p->pins->regs;
+}
+
+/* ---- workloads ---- */
+
+struct bench_opts {
+	int quick;			/* smoke run: tiny sizes */
+	long ops;			/* operations per hit sample */
+	int verbose;
+};
+
+struct workload {
+	const char *name;
+	const char *what;		/* one line for --list and the docs */
+	const char *param_name;		/* "regions", "threads", ... */
+	long params[BENCH_MAX_PARAMS];	/* 0-terminated */
+	long quick_params[BENCH_MAX_PARAMS];
+	int nmetrics;
+	const char *metric[BENCH_MAX_METRICS];	/* name, unit inside */
+	int lower_is_better;		/* for metric 0, in plots */
+	int uring;			/* needs real pins */
+	int merge_peers;		/* also run the NO_MERGE variants */
+	/* In the child: measure once, fill v[0..nmetrics). */
+	int (*run)(struct bench_peer *p, long param,
+		   const struct bench_opts *o, double *v);
+};
+
+extern const struct workload wl_hits, wl_misses, wl_threads, wl_invalidate,
+	wl_invalidate_bulk, wl_churn, wl_unrelated, wl_memory, wl_merge_prefix,
+	wl_merge_window;
+
+/* ---- child.c ---- */
+
+struct bench_sample {
+	int status;			/* 0, or -errno: peer unavailable */
+	double v[BENCH_MAX_METRICS];
+	char why[BENCH_WHY_LEN];
+};
+
+void child_run(const struct workload *w, const struct bench_peer *proto,
+	       long param, const struct bench_opts *o,
+	       struct bench_sample *out);
+
+/* ---- util.c ---- */
+
+uint64_t now_ns(void);
+uint64_t rng_next(uint64_t *state);
+double median(double *v, int n);
+size_t page_size(void);
+/* An anonymous mapping of n small pages, touched or not; NULL on failure. */
+void *pages_map(size_t n);
+void *pages_reserve(size_t n);
+/* Bytes malloc has handed out and bytes resident, now. */
+size_t mem_malloced(void);
+size_t mem_resident(void);
+/* Addresses of n one-page regions with a gap page between neighbours, so
+ * that no cache merges them. */
+void **regions_layout(void *base, size_t n);
+
+/* ---- results: report.c, svg.c, targets.c ---- */
+
+struct bench_result {
+	const struct workload *w;
+	long param;
+	char peer[32];
+	int status;
+	char why[BENCH_WHY_LEN];
+	int rounds;
+	double samples[BENCH_MAX_METRICS][BENCH_MAX_ROUNDS];
+	double med[BENCH_MAX_METRICS];
+};
+
+struct bench_target {
+	char name[96];
+	char goal[48];
+	double value;			/* NAN: could not be measured */
+	int met;
+	char note[240];
+};
+
+struct bench_run {
+	struct bench_result *res;
+	int nres;
+	struct bench_target targets[48];
+	int ntargets;
+	int rounds;
+	char command[512];
+	int nproc;
+	char cpu[128];
+	char kernel[192];
+	char date[64];
+};
+
+const struct bench_result *run_find(const struct bench_run *r,
+				    const char *wl, long param,
+				    const char *peer);
+void targets_compute(struct bench_run *r);
+/* Rows res[first..nres), under a header for their workload; peers that
+ * cannot start here are listed once at the top instead. */
+void report_rows(const struct bench_run *r, int first, FILE *out);
+void report_targets(const struct bench_run *r, FILE *out);
+int report_json(const struct bench_run *r, const char *path);
+int report_svg(const struct bench_run *r, const char *dir);
+void machine_describe(struct bench_run *r);
+
+#endif

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * targets.c - the goals of issue 6 as ratios of figures measured side by
+ * side in this run, one line per mrcache monitor that ran.  A missed goal
+ * is printed with the figures behind it, never dropped.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "bench.h"
+
+static const char *const monitor_names[] = {
+	"none", "hooks", "uffd", "bpf", "kernel",
+};
+#define NMON (sizeof(monitor_names) / sizeof(monitor_names[0]))
+
+static long largest_param(const struct bench_run *r, const char *wl)
+{
+	long best = 0;
+
+	for (int i = 0; i < r->nres; i++)
+		if (!strcmp(r->res[i].w->name, wl) && r->res[i].param > best)
+			best = r->res[i].param;
+	return best;
+}
+
+static const struct bench_result *ok(const struct bench_run *r,
+				     const char *wl, long param,
+				     const char *peer)
+{
+	const struct bench_result *x = run_find(r, wl, param, peer);
+
+	return x && x->status == 0 && x->rounds > 0 ? x : NULL;
+}
+
+static struct bench_target *add(struct bench_run *r, const char *goal,
+				const char *fmt, const char *arg)
+{
+	struct bench_target *t;
+
+	if (r->ntargets >= (int)(sizeof(r->targets) / sizeof(r->targets[0])))
+		return NULL;
+	t = &r->targets[r->ntargets++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), fmt, arg);
+	snprintf(t->goal, sizeof(t->goal), "%s", goal);
+	t->value = NAN;
+	return t;
+}
+
+static void hit_target(struct bench_run *r, const char *mon, const char *peer)
+{
+	long n = largest_param(r, "hits");
+	const struct bench_result *m = ok(r, "hits", n, peer);
+	const struct bench_result *u = ok(r, "hits", n, "ucx");
+	struct bench_target *t;
+
+	if (!m || !(t = add(r, ">= 2.5", "hit speed-up over UCX (%s)", mon)))
+		return;
+	snprintf(t->name + strlen(t->name), sizeof(t->name) - strlen(t->name),
+		 " @%ld", n);
+	if (!u) {
+		snprintf(t->note, sizeof(t->note), "UCX did not run");
+		return;
+	}
+	t->value = u->med[0] / m->med[0];
+	t->met = t->value >= 2.5;
+	snprintf(t->note, sizeof(t->note), "mrcache %.1f ns, UCX %.1f ns",
+		 m->med[0], u->med[0]);
+}
+
+static void threads_target(struct bench_run *r, const char *mon,
+			   const char *peer)
+{
+	const struct bench_result *m1 = ok(r, "threads", 1, peer);
+	const struct bench_result *m2 = ok(r, "threads", 2, peer);
+	const struct bench_result *u1 = ok(r, "threads", 1, "ucx");
+	const struct bench_result *u2 = ok(r, "threads", 2, "ucx");
+	struct bench_target *t;
+	size_t len;
+
+	if (!m1 || !m2 || !(t = add(r, ">= 1.8", "2 threads / 1 thread (%s)", mon)))
+		return;
+	t->value = m2->med[0] / m1->med[0];
+	t->met = t->value >= 1.8;
+	len = (size_t)snprintf(t->note, sizeof(t->note),
+			       "%.1f vs %.1f Mops/s", m2->med[0], m1->med[0]);
+	if (u1 && u2 && len < sizeof(t->note))
+		snprintf(t->note + len, sizeof(t->note) - len,
+			 "; UCX %.2fx (%.1f vs %.1f Mops/s)",
+			 u2->med[0] / u1->med[0], u2->med[0], u1->med[0]);
+}
+
+/* What the cache adds per region over the bare munmap (no-cache row). */
+static void invalidate_target(struct bench_run *r, const char *mon,
+			      const char *peer)
+{
+	long n = largest_param(r, "invalidate");
+	const struct bench_result *m = ok(r, "invalidate", n, peer);
+	const struct bench_result *u = ok(r, "invalidate", n, "ucx");
+	const struct bench_result *b = ok(r, "invalidate", n, "nocache");
+	struct bench_target *t;
+	double mx, ux;
+
+	if (!m || !(t = add(r, "<= 0.5", "invalidation cost / UCX's (%s)", mon)))
+		return;
+	if (m->med[3] < 0.99) {
+		snprintf(t->note, sizeof(t->note),
+			 "only %.0f%% of regions were dropped: no invalidation "
+			 "to compare", 100 * m->med[3]);
+		return;
+	}
+	if (!u || !b) {
+		snprintf(t->note, sizeof(t->note), "UCX or no-cache row missing");
+		return;
+	}
+	mx = m->med[0] - b->med[0];
+	ux = u->med[0] - b->med[0];
+	t->value = mx / ux;
+	t->met = t->value <= 0.5;
+	snprintf(t->note, sizeof(t->note),
+		 "added per region: mrcache %.0f ns, UCX %.0f ns "
+		 "(bare munmap %.0f ns)", mx, ux, b->med[0]);
+}
+
+static void miss_target(struct bench_run *r, const char *mon, const char *peer)
+{
+	long n = largest_param(r, "misses");
+	const struct bench_result *m = ok(r, "misses", n, peer);
+	const struct bench_result *u = ok(r, "misses", n, "ucx");
+	const struct bench_result *b = ok(r, "misses", n, "nocache");
+	struct bench_target *t;
+	double mx, ux;
+
+	if (!m || !(t = add(r, "<= 1.0", "miss overhead / UCX's (%s)", mon)))
+		return;
+	if (!u || !b) {
+		snprintf(t->note, sizeof(t->note), "UCX or no-cache row missing");
+		return;
+	}
+	mx = m->med[0] - b->med[0];
+	ux = u->med[0] - b->med[0];
+	t->value = mx / ux;
+	t->met = t->value <= 1.0;
+	snprintf(t->note, sizeof(t->note),
+		 "beyond the backend: mrcache %.0f ns, UCX %.0f ns", mx, ux);
+}
+
+static void memory_target(struct bench_run *r, const char *mon,
+			  const char *peer)
+{
+	long n = largest_param(r, "memory");
+	const struct bench_result *m = ok(r, "memory", n, peer);
+	const struct bench_result *u = ok(r, "memory", n, "ucx");
+	struct bench_target *t;
+
+	if (!m || !(t = add(r, "<= 128", "user bytes per cached region (%s)", mon)))
+		return;
+	t->value = m->med[0];
+	t->met = t->value <= 128;
+	snprintf(t->note, sizeof(t->note), "at %ld regions; UCX %.0f B", n,
+		 u ? u->med[0] : NAN);
+}
+
+/* Kernel monitor: the unmapping thread's munmap of a watched range. */
+static void kernel_targets(struct bench_run *r)
+{
+	long n = largest_param(r, "invalidate");
+	const struct bench_result *k = ok(r, "invalidate", n, "mrcache/kernel");
+	const struct bench_result *b = ok(r, "invalidate", n, "nocache");
+	const struct bench_result *u = ok(r, "invalidate", n, "mrcache/uffd");
+	struct bench_target *t1, *t2;
+
+	t1 = add(r, "<= 1.3", "%s", "munmap watched / unwatched (kernel)");
+	t2 = add(r, ">= 3", "%s", "munmap uffd / kernel");
+	if (!t1 || !t2)
+		return;
+	if (!k) {
+		snprintf(t1->note, sizeof(t1->note),
+			 "kernel monitor did not run here (guest run)");
+		memcpy(t2->note, t1->note, sizeof(t2->note));
+		return;
+	}
+	if (b) {
+		t1->value = k->med[1] / b->med[1];
+		t1->met = t1->value <= 1.3;
+		snprintf(t1->note, sizeof(t1->note), "%.0f vs %.0f ns",
+			 k->med[1], b->med[1]);
+	}
+	if (u) {
+		t2->value = u->med[1] / k->med[1];
+		t2->met = t2->value >= 3;
+		snprintf(t2->note, sizeof(t2->note), "%.0f vs %.0f ns",
+			 u->med[1], k->med[1]);
+	} else {
+		snprintf(t2->note, sizeof(t2->note), "uffd monitor did not run");
+	}
+}
+
+void targets_compute(struct bench_run *r)
+{
+	void (*const each[])(struct bench_run *, const char *, const char *) = {
+		hit_target, threads_target, invalidate_target, miss_target,
+		memory_target,
+	};
+	char peer[32];
+
+	for (size_t f = 0; f < sizeof(each) / sizeof(each[0]); f++)
+		for (size_t i = 0; i < NMON; i++) {
+			snprintf(peer, sizeof(peer), "mrcache/%s",
+				 monitor_names[i]);
+			each[f](r, monitor_names[i], peer);
+		}
+	if (largest_param(r, "invalidate"))
+		kernel_targets(r);
+}
