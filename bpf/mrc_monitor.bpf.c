@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mrc_monitor.bpf.c - the bpf monitor's kernel side.
+ *
+ * Clears bit 0 of the word of every watched range an operation of the
+ * watched process changes, before that operation returns to user space,
+ * and queues an event naming the slot.  Index layout and its concurrency
+ * rules: lib/monitor_bpf_abi.h.
+ *
+ * Two attach variants; the library loads one (lib/monitor_bpf_attach.c):
+ *  - zap: fexit on the functions that take pages out of page tables
+ *    (unmap_page_range or __zap_vma_range, __unmap_hugepage_range,
+ *    madvise_free_pte_range) and fentry+fexit on move_page_tables.  They
+ *    see every path, whoever calls it, filtered on vma->vm_mm.
+ *  - syscall: tp_btf/sys_exit decoding the unmapping system calls of the
+ *    watched process, and tp_btf/mm_filemap_delete_from_page_cache for
+ *    truncation and hole punching of watched shared file ranges by anyone.
+ * Both use tp_btf/exit_mmap for the epoch word.
+ *
+ * Everything runs after the page tables changed (fexit, sys_exit, after the
+ * page-cache deletion), so a registration that races with the operation
+ * pins either the old pages and sees the word cleared, or the new pages.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "monitor_bpf_abi.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* enum mrcache_cause (include/mrcache.h) */
+#define CAUSE_UNMAP	1
+#define CAUSE_REMAP	2
+#define CAUSE_DISCARD	3
+#define CAUSE_EXIT	4
+
+#define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
+
+#define PAGE_SIZE_	4096ull
+#define PAGE_UP(x)	(((x) + PAGE_SIZE_ - 1) & ~(PAGE_SIZE_ - 1))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_BPF_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} words SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_BPF_SLOTS);
+	__type(key, __u32);
+	__type(value, struct mrc_bpf_slot);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_BPF_CELLS);
+	__type(key, __u32);
+	__type(value, struct mrc_bpf_cell);
+} cells SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MRC_BPF_RINGBUF);
+} events SEC(".maps");
+
+/* shmat address -> segment size, for shmdt (syscall variant). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} shm_sizes SEC(".maps");
+
+/* move_page_tables(pmc) advances pmc as it goes: the range is taken at
+ * entry and invalidated at exit, per thread. */
+struct move_range {
+	__u64 start, end;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct move_range);
+} moves SEC(".maps");
+
+struct mrc_bpf_ctl ctl;
+
+/* Argument positions of the zap-variant functions, found by name in the
+ * running kernel's BTF by the library before loading. */
+const volatile __u32 zap_vma_arg = 1, zap_start_arg = 2, zap_end_arg = 3;
+const volatile __u32 huge_vma_arg = 1, huge_start_arg = 2, huge_end_arg = 3;
+const volatile __u32 free_start_arg = 1, free_end_arg = 2, free_walk_arg = 3;
+const volatile __u32 move_vma_arg = 0, move_addr_arg = 1, move_len_arg = 4;
+
+struct walk {
+	__u64 space, s, e;
+	__u64 b0;
+	__u32 k, cause;
+};
+
+static __always_inline void bump(__u32 id, __u32 cause)
+{
+	struct mrc_bpf_event *ev;
+	__u64 *w, old;
+
+	w = bpf_map_lookup_elem(&words, &id);
+	if (!w)
+		return;
+	old = __sync_fetch_and_and(w, ~1ull);
+	if (!(old & 1))
+		return;
+	__sync_fetch_and_add(&ctl.stats.bumps, 1);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (ev) {
+		ev->slot = id;
+		ev->cause = cause;
+		ev->old_word = old;
+		bpf_ringbuf_submit(ev, 0);
+	} else {
+		ctl.lost = 1;
+	}
+	ctl.pending = 1;
+}
+
+static __noinline int check_slot(__u32 id, struct walk *w)
+{
+	struct mrc_bpf_slot *sl = bpf_map_lookup_elem(&slots, &id);
+
+	if (!sl || !sl->end)
+		return 0;
+	if (w->space == MRC_BPF_SPACE_VA) {
+		if (!(sl->start < w->e && w->s < sl->end))
+			return 0;
+	} else if (sl->fmap != w->space || !(sl->fstart < w->e && w->s < sl->fend)) {
+		return 0;
+	}
+	bump(id, w->cause);
+	return 0;
+}
+
+static long bucket_cb(__u32 i, void *data)
+{
+	struct walk *w = data;
+	struct mrc_bpf_cell *cell;
+	__u32 c, n, j;
+
+	c = mrc_bpf_cell_hash(w->space, w->k, w->b0 + i);
+	cell = bpf_map_lookup_elem(&cells, &c);
+	if (!cell)
+		return 1;
+	n = READ_ONCE(cell->n);
+	for (j = 0; j < MRC_BPF_CELL_IDS && j < n; j++) {
+		__u32 id = READ_ONCE(cell->id[j]);
+
+		if (id)
+			check_slot(id, w);
+	}
+	return 0;
+}
+
+static long scan_cb(__u32 i, void *data)
+{
+	check_slot(i, data);
+	return 0;
+}
+
+static long overflow_cb(__u32 i, void *data)
+{
+	__u32 id;
+
+	if (i >= MRC_BPF_OVERFLOW)
+		return 1;
+	id = READ_ONCE(ctl.overflow[i]);
+	if (id)
+		check_slot(id, data);
+	return 0;
+}
+
+/* Clear the word of every watched range of `space` overlapping [s, e). */
+static __noinline int invalidate(__u64 space, __u64 s, __u64 e, __u32 cause)
+{
+	struct walk w = { .space = space, .s = s, .e = e, .cause = cause };
+	__u32 k;
+
+	if (e <= s)
+		return 0;
+	__sync_fetch_and_add(&ctl.stats.calls, 1);
+	for (k = 0; k < MRC_BPF_LEVELS; k++) {
+		__u32 shift = MRC_BPF_LEVEL_SHIFT(k);
+		__u32 count = space == MRC_BPF_SPACE_VA ? ctl.level_count[k]
+							 : ctl.flevel_count[k];
+		__u64 b0, b1;
+
+		if (!count)
+			continue;
+		b0 = s >> shift;
+		if (b0)
+			b0--;
+		b1 = (e - 1) >> shift;
+		if (b1 - b0 >= MRC_BPF_MAX_BUCKETS) {
+			/* A wide operation: cheaper to look at every slot. */
+			__sync_fetch_and_add(&ctl.stats.scans, 1);
+			bpf_loop(ctl.nslots, scan_cb, &w, 0);
+			return 0;
+		}
+		w.k = k;
+		w.b0 = b0;
+		__sync_fetch_and_add(&ctl.stats.cells, b1 - b0 + 1);
+		bpf_loop(b1 - b0 + 1, bucket_cb, &w, 0);
+	}
+	if (ctl.overflow_n)
+		bpf_loop(ctl.overflow_n, overflow_cb, &w, 0);
+	return 0;
+}
+
+static __always_inline int watched_mm(struct mm_struct *mm)
+{
+	return ctl.mm && (__u64)mm == ctl.mm;
+}
+
+/* ---- epoch: the address space goes away (exit, exec) ---- */
+
+SEC("tp_btf/exit_mmap")
+int BPF_PROG(mrc_exit_mmap, struct mm_struct *mm)
+{
+	if (watched_mm(mm))
+		bump(MRC_BPF_EPOCH_SLOT, CAUSE_EXIT);
+	return 0;
+}
+
+/* ---- zap variant ---- */
+
+static __always_inline __u64 arg(void *ctx, __u32 n)
+{
+	__u64 v = 0;
+
+	bpf_get_func_arg(ctx, n, &v);
+	return v;
+}
+
+static __always_inline int vma_watched(__u64 vma)
+{
+	struct vm_area_struct *v = (void *)vma;
+
+	return watched_mm(BPF_CORE_READ(v, vm_mm));
+}
+
+SEC("fexit/unmap_page_range")
+int mrc_zap_exit(__u64 *ctx)
+{
+	if (vma_watched(arg(ctx, zap_vma_arg)))
+		invalidate(MRC_BPF_SPACE_VA, arg(ctx, zap_start_arg),
+			   arg(ctx, zap_end_arg), CAUSE_UNMAP);
+	return 0;
+}
+
+SEC("fexit/__unmap_hugepage_range")
+int mrc_huge_zap_exit(__u64 *ctx)
+{
+	if (vma_watched(arg(ctx, huge_vma_arg)))
+		invalidate(MRC_BPF_SPACE_VA, arg(ctx, huge_start_arg),
+			   arg(ctx, huge_end_arg), CAUSE_UNMAP);
+	return 0;
+}
+
+SEC("fexit/madvise_free_pte_range")
+int mrc_free_exit(__u64 *ctx)
+{
+	struct mm_walk *walk = (void *)arg(ctx, free_walk_arg);
+
+	if (watched_mm(BPF_CORE_READ(walk, mm)))
+		invalidate(MRC_BPF_SPACE_VA, arg(ctx, free_start_arg),
+			   arg(ctx, free_end_arg), CAUSE_DISCARD);
+	return 0;
+}
+
+/* move_page_tables(vma, old_addr, new_vma, new_addr, len, ...): 6.1-6.17. */
+SEC("fexit/move_page_tables")
+int mrc_move_exit_args(__u64 *ctx)
+{
+	__u64 addr = arg(ctx, move_addr_arg);
+
+	if (vma_watched(arg(ctx, move_vma_arg)))
+		invalidate(MRC_BPF_SPACE_VA, addr, addr + arg(ctx, move_len_arg),
+			   CAUSE_REMAP);
+	return 0;
+}
+
+/* move_page_tables(struct pagetable_move_control *pmc): 6.18 on. */
+SEC("fentry/move_page_tables")
+int mrc_move_enter_pmc(__u64 *ctx)
+{
+	struct pagetable_move_control *pmc = (void *)arg(ctx, 0);
+	struct move_range r;
+	__u64 key = bpf_get_current_pid_tgid();
+
+	if (!vma_watched((__u64)BPF_CORE_READ(pmc, old)))
+		return 0;
+	r.start = BPF_CORE_READ(pmc, old_addr);
+	r.end = r.start + BPF_CORE_READ(pmc, len_in);
+	bpf_map_update_elem(&moves, &key, &r, BPF_ANY);
+	return 0;
+}
+
+SEC("fexit/move_page_tables")
+int mrc_move_exit_pmc(__u64 *ctx)
+{
+	__u64 key = bpf_get_current_pid_tgid();
+	struct move_range *r = bpf_map_lookup_elem(&moves, &key);
+
+	if (!r)
+		return 0;
+	invalidate(MRC_BPF_SPACE_VA, r->start, r->end, CAUSE_REMAP);
+	bpf_map_delete_elem(&moves, &key);
+	return 0;
+}
+
+/* ---- syscall variant (x86-64 system call numbers) ---- */
+
+#define NR_mmap			9
+#define NR_munmap		11
+#define NR_brk			12
+#define NR_mremap		25
+#define NR_madvise		28
+#define NR_shmat		30
+#define NR_shmdt		67
+#define NR_remap_file_pages	216
+
+#define MAP_FIXED_		0x10
+#define MREMAP_FIXED_		2
+#define MREMAP_DONTUNMAP_	4
+#define SHM_REMAP_		040000
+#define MADV_DONTNEED_		4
+#define MADV_FREE_		8
+#define MADV_REMOVE_		9
+#define MADV_DONTNEED_LOCKED_	24
+
+static __always_inline void inval_len(__u64 addr, __u64 len, __u32 cause)
+{
+	__u64 end = addr + PAGE_UP(len);
+
+	if (end < addr)
+		end = ~0ull;
+	invalidate(MRC_BPF_SPACE_VA, addr, end, cause);
+}
+
+static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
+		       void *data)
+{
+	*(__u64 *)data = vma->vm_end;
+	return 0;
+}
+
+static __always_inline void do_mremap(struct pt_regs *regs, long ret)
+{
+	__u64 old = regs->di, olen = PAGE_UP(regs->si), nlen = PAGE_UP(regs->dx);
+	__u64 flags = regs->r10;
+
+	if (flags & MREMAP_FIXED_)
+		inval_len(regs->r8, nlen, CAUSE_UNMAP);
+	if (ret < 0 && ret > -4096) {
+		/* Failed: nothing moved, but stay on the safe side. */
+		inval_len(old, olen, CAUSE_REMAP);
+	} else if ((__u64)ret == old && !(flags & MREMAP_DONTUNMAP_)) {
+		if (nlen < olen)	/* shrunk in place: the tail went */
+			inval_len(old + nlen, olen - nlen, CAUSE_REMAP);
+	} else {
+		inval_len(old, olen, CAUSE_REMAP);
+	}
+}
+
+static __always_inline void do_brk(long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 now = task->mm->brk, hwm = ctl.brk_hwm, nb = ret;
+
+	if (nb < hwm)
+		invalidate(MRC_BPF_SPACE_VA, PAGE_UP(nb), PAGE_UP(hwm), CAUSE_UNMAP);
+	ctl.brk_hwm = now > nb ? now : nb;
+}
+
+static __always_inline void do_shmat(struct pt_regs *regs, long ret)
+{
+	__u64 addr = ret, end = 0, size;
+
+	if (ret < 0 && ret > -4096)
+		return;
+	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_end_cb, &end, 0);
+	if (end <= addr)
+		return;
+	size = end - addr;
+	if (regs->dx & SHM_REMAP_)
+		invalidate(MRC_BPF_SPACE_VA, addr, end, CAUSE_UNMAP);
+	bpf_map_update_elem(&shm_sizes, &addr, &size, BPF_ANY);
+}
+
+static __always_inline void do_shmdt(struct pt_regs *regs)
+{
+	__u64 addr = regs->di, *size = bpf_map_lookup_elem(&shm_sizes, &addr);
+
+	if (size) {
+		inval_len(addr, *size, CAUSE_UNMAP);
+		bpf_map_delete_elem(&shm_sizes, &addr);
+	} else {
+		/* Attached before we started: size unknown, take all above. */
+		invalidate(MRC_BPF_SPACE_VA, addr, ~0ull, CAUSE_UNMAP);
+	}
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 advice;
+
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != ctl.tgid)
+		return 0;
+	switch (regs->orig_ax) {
+	case NR_munmap:
+		inval_len(regs->di, regs->si, CAUSE_UNMAP);
+		break;
+	case NR_madvise:
+		advice = regs->dx;
+		if (advice == MADV_DONTNEED_ || advice == MADV_FREE_ ||
+		    advice == MADV_REMOVE_ || advice == MADV_DONTNEED_LOCKED_)
+			inval_len(regs->di, regs->si, CAUSE_DISCARD);
+		break;
+	case NR_mremap:
+		do_mremap(regs, ret);
+		break;
+	case NR_mmap:
+		if (regs->r10 & MAP_FIXED_)
+			inval_len(regs->di, regs->si, CAUSE_UNMAP);
+		break;
+	case NR_brk:
+		do_brk(ret);
+		break;
+	case NR_shmat:
+		do_shmat(regs, ret);
+		break;
+	case NR_shmdt:
+		do_shmdt(regs);
+		break;
+	case NR_remap_file_pages:
+		inval_len(regs->di, regs->si, CAUSE_UNMAP);
+		break;
+	}
+	return 0;
+}
+
+static __always_inline __u64 folio_pages(struct folio *folio)
+{
+	__u64 flags = 0, flags1 = 0;
+	int head = bpf_core_enum_value(enum pageflags, PG_head);
+
+	bpf_core_read(&flags, sizeof(flags), &folio->flags);
+	if (!(flags & (1ull << head)))
+		return 1;
+	if (bpf_core_field_exists(folio->_flags_1)) {
+		bpf_core_read(&flags1, sizeof(flags1), &folio->_flags_1);
+		return 1ull << (flags1 & 0xff);
+	}
+	return 512;	/* order unknown here: assume a PMD-sized folio */
+}
+
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(mrc_filemap_delete, struct folio *folio)
+{
+	__u64 map, index;
+
+	if (!ctl.file_slots)
+		return 0;
+	map = (__u64)BPF_CORE_READ(folio, mapping);
+	index = BPF_CORE_READ(folio, index);
+	invalidate(map, index * PAGE_SIZE_, (index + folio_pages(folio)) * PAGE_SIZE_,
+		   CAUSE_DISCARD);
+	return 0;
+}
+
+/* ---- the library's entry: set a word, find the file behind a range ---- */
+
+struct vma_info {
+	__u64 start, end, fmap, fstart, fend;
+};
+
+static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma,
+			void *data)
+{
+	struct vma_info *vi = data;
+	struct file *file = vma->vm_file;
+	__u64 end = vi->end < vma->vm_end ? vi->end : vma->vm_end;
+
+	/* Only shared file mappings see truncation; private ones keep COW
+	 * copies or get SIGBUS, and their pages leave through a zap. */
+	if (vma->vm_start > vi->start || !file ||
+	    !(vma->vm_flags & 0x08 /* VM_SHARED */))
+		return 0;
+	vi->fmap = (__u64)file->f_mapping;
+	vi->fstart = vma->vm_pgoff * PAGE_SIZE_ + (vi->start - vma->vm_start);
+	vi->fend = vi->fstart + (end - vi->start);
+	return 0;
+}
+
+SEC("syscall")
+int mrc_watch(struct mrc_bpf_watch_args *args)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vma_info vi = { .start = args->start, .end = args->end };
+	__u32 slot = args->slot;
+	__u64 *w;
+
+	if (args->init) {
+		ctl.tgid = bpf_get_current_pid_tgid() >> 32;
+		ctl.mm = (__u64)task->mm;
+		ctl.brk_hwm = task->mm->brk;
+	}
+	w = bpf_map_lookup_elem(&words, &slot);
+	if (!w)
+		return 0;
+	args->err = 0;
+	args->fmap = 0;
+	if (args->end > args->start) {
+		args->err = bpf_find_vma(task, args->start, vma_info_cb, &vi, 0);
+		args->fmap = vi.fmap;
+		args->fstart = vi.fstart;
+		args->fend = vi.fend;
+	}
+	*(volatile __u64 *)w = args->word;
+	return 0;
+}

@@ -1,0 +1,31 @@
+# The bpf monitor (lib/monitor_bpf*.c, bpf/mrc_monitor.bpf.c).
+# Needs clang (BPF target), bpftool, libbpf (pkg-config) and the build
+# machine's kernel BTF for vmlinux.h (CO-RE relocates it on other kernels).
+# Without them the library builds and the monitor reports -ENOTSUP.
+BPF_CLANG   ?= clang
+BPFTOOL     ?= bpftool
+BPF_VMLINUX ?= /sys/kernel/btf/vmlinux
+BPF_OK := $(shell pkg-config --exists libbpf 2>/dev/null && \
+	command -v $(BPF_CLANG) >/dev/null 2>&1 && \
+	command -v $(BPFTOOL) >/dev/null 2>&1 && \
+	test -r $(BPF_VMLINUX) && echo yes)
+
+ifeq ($(BPF_OK),yes)
+BPF_OUT     := $(BUILD)/bpf
+LIB_CFLAGS  += -DMRC_HAVE_BPF -I$(BPF_OUT) $(shell pkg-config --cflags libbpf)
+LIB_LIBS    += $(shell pkg-config --libs --static libbpf)
+BPF_SKEL    := $(BPF_OUT)/mrc_monitor.skel.h
+
+$(BPF_OUT)/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) btf dump file $(BPF_VMLINUX) format c > $@.tmp && mv $@.tmp $@
+
+$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c lib/monitor_bpf_abi.h $(BPF_OUT)/vmlinux.h
+	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall \
+	  -I$(BPF_OUT) -Ilib -c $< -o $@
+
+$(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name mrc_bpf_skel > $@.tmp && mv $@.tmp $@
+
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/monitor_bpf*.c)): $(BPF_SKEL)
+endif
