@@ -30,14 +30,8 @@
 #include "cache.h"
 #include "prof.h"
 
-#define SLAB_REGIONS	255
 #define MAX_RACE_RETRIES 16
 #define NOT_IN_HEAP	UINT32_MAX
-
-struct mrc_slab {
-	struct mrc_slab *next;
-	struct mrcache_region r[SLAB_REGIONS];
-};
 
 /* Regions live in slabs never freed before mrcache_destroy(), so a
  * lock-free reader's stale pointer always points at a region struct. */
@@ -47,45 +41,46 @@ static struct mrcache_region *region_alloc(struct mrcache *c)
 	uint64_t old, new;
 
 	if (!c->free_regions) {
-		struct mrc_slab *slab = calloc(1, sizeof(*slab));
+		struct mrc_slab *slab = aligned_alloc(REGION_SLAB_BYTES, REGION_SLAB_BYTES);
 
 		if (!slab)
 			return NULL;
+		memset(slab, 0, sizeof(*slab));
 		slab->next = c->slabs;
 		c->slabs = slab;
-		for (int i = SLAB_REGIONS - 1; i >= 0; i--) {
-			r = &slab->r[i];
+		for (int i = (int)REGION_SLAB_REGIONS - 1; i >= 0; i--) {
+			r = &slab->hot[i];
 			r->refstate = REF_DEAD | REF_RECLAIMED;
-			r->lru_pos = NOT_IN_HEAP;
-			r->reg.handle = c->free_regions;
+			slab->cold[i].lru_pos = NOT_IN_HEAP;
+			slab->cold[i].reg.handle = c->free_regions;
 			c->free_regions = r;
 		}
 	}
 	r = c->free_regions;
-	c->free_regions = r->reg.handle;
+	c->free_regions = region_cold(r)->reg.handle;
 	/* Keep any speculative references a stale reader still holds. */
 	old = __atomic_load_n(&r->refstate, __ATOMIC_RELAXED);
 	do {
 		new = (old & REF_COUNT_MASK) | REF_PENDING;
 	} while (!__atomic_compare_exchange_n(&r->refstate, &old, new, 0,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	memset(&r->reg, 0, sizeof(r->reg));
-	r->flags = 0;
-	r->cause = 0;
+	memset(&region_cold(r)->reg, 0, sizeof(struct mrc_reg));
+	region_cold(r)->flags = 0;
+	region_cold(r)->cause = 0;
 	return r;
 }
 
 static void region_free(struct mrcache *c, struct mrcache_region *r)
 {
-	r->reg.handle = c->free_regions;
+	region_cold(r)->reg.handle = c->free_regions;
 	c->free_regions = r;
 }
 
 int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r)
 {
 	for (const struct mrc_slab *s = c->slabs; s; s = s->next)
-		if (r >= &s->r[0] && r < &s->r[SLAB_REGIONS] &&
-		    ((const char *)r - (const char *)&s->r[0]) % sizeof(*r) == 0)
+		if (r >= &s->hot[0] && r < &s->hot[REGION_SLAB_REGIONS] &&
+		    ((uintptr_t)r - (uintptr_t)&s->hot[0]) % sizeof(*r) == 0)
 			return 1;
 	return 0;
 }
@@ -94,19 +89,18 @@ static void region_set_range(struct mrcache_region *r, uintptr_t start,
 			     uintptr_t end, unsigned access)
 {
 	__atomic_store_n(&r->start, start, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->end, end, __ATOMIC_RELAXED);
-	r->access = access;
+	__atomic_store_n(&r->end_access, end | access, __ATOMIC_RELAXED);
 }
 
 static void backend_dereg(struct mrcache *c, struct mrcache_region *r)
 {
 	uint64_t t0 = mrc_now_ns(), dt;
-	int rc = c->backend->ops->dereg(c->backend, &r->reg);
+	int rc = c->backend->ops->dereg(c->backend, &region_cold(r)->reg);
 
 	dt = mrc_now_ns() - t0;
 	if (rc)
 		mrc_log(0, "deregistration of [%#lx, %#lx) failed: %s",
-			(unsigned long)r->start, (unsigned long)r->end, strerror(-rc));
+			(unsigned long)region_start(r), (unsigned long)region_end(r), strerror(-rc));
 	c->st.deregistrations++;
 	c->st.deregister_ns += dt;
 	if (mrc_prof_on)
@@ -133,7 +127,7 @@ static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 		return;
 	backend_dereg(c, r);
 	monitor_unwatch(c, r);
-	if (r->flags & REGION_UNCACHED)
+	if (region_cold(r)->flags & REGION_UNCACHED)
 		c->outstanding_uncached--;
 	region_free(c, r);
 }
@@ -162,13 +156,13 @@ enum kill_reason { KILL_INVALIDATED, KILL_EVICTED, KILL_MERGED, KILL_FLUSHED };
 static void region_kill(struct mrcache *c, struct mrcache_region *r,
 			enum mrcache_cause cause, enum kill_reason why)
 {
-	uintptr_t start = r->start, end = r->end;
+	uintptr_t start = region_start(r), end = region_end(r);
 	uint64_t old;
 
 	mrc_index_clear(c->index, start, end, r);
 	mrc_lru_remove(&c->lru, r);
-	r->flags &= ~REGION_INDEXED;
-	r->cause = cause;
+	region_cold(r)->flags &= ~REGION_INDEXED;
+	region_cold(r)->cause = (uint16_t)cause;
 	c->nregions--;
 	c->nbytes -= end - start;
 	switch (why) {
@@ -206,7 +200,7 @@ static void region_discard(struct mrcache *c, struct mrcache_region *r,
 	uint64_t old, new;
 
 	if (indexed) {
-		mrc_index_clear(c->index, r->start, r->end, r);
+		mrc_index_clear(c->index, region_start(r), region_end(r), r);
 		mrc_lru_remove(&c->lru, r);
 	}
 	if (registered)
@@ -227,13 +221,17 @@ static int region_evictable(const struct mrcache_region *r)
 		(REF_COUNT_MASK | REF_FLAGS)) == 0;
 }
 
+static void clock_sync(struct mrcache *c);
+
 static int evict_one(struct mrcache *c)
 {
-	struct mrcache_region *victim = mrc_lru_pop(&c->lru, region_evictable);
+	struct mrcache_region *victim;
+
+	clock_sync(c);
+	victim = mrc_lru_pop(&c->lru, region_evictable);
 
 	if (!victim)
 		return 0;
-	victim->lru_pos = NOT_IN_HEAP;
 	region_kill(c, victim, MRCACHE_CAUSE_MANUAL, KILL_EVICTED);
 	return 1;
 }
@@ -294,6 +292,32 @@ static void stripe_count(uint64_t *counter)
 			 __ATOMIC_RELAXED);
 }
 
+static void region_touch(struct mrcache *c, struct mrcache_region *r)
+{
+	struct mrc_stripe *s = &c->stripes[thread_stripe()];
+	uint64_t floor = __atomic_load_n(&c->clock_floor, __ATOMIC_RELAXED);
+	uint64_t now = __atomic_load_n(&s->clock, __ATOMIC_RELAXED);
+
+	now = (now > floor ? now : floor) + 1;
+	__atomic_store_n(&s->clock, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->last_use, now, __ATOMIC_RELAXED);
+}
+
+/* Under the lock, before choosing a victim: bring every thread's clock up
+ * to the newest use seen. */
+static void clock_sync(struct mrcache *c)
+{
+	uint64_t top = __atomic_load_n(&c->clock_floor, __ATOMIC_RELAXED);
+
+	for (int i = 0; i < MRC_STRIPES; i++) {
+		uint64_t t = __atomic_load_n(&c->stripes[i].clock, __ATOMIC_RELAXED);
+
+		if (t > top)
+			top = t;
+	}
+	__atomic_store_n(&c->clock_floor, top, __ATOMIC_RELAXED);
+}
+
 static void count_hit(struct mrcache *c, const struct mrcache_region *r,
 		      uintptr_t start, uintptr_t end)
 {
@@ -310,7 +334,7 @@ static int region_covers(const struct mrcache_region *r, uintptr_t start,
 			 uintptr_t end, unsigned access)
 {
 	return region_start(r) <= start && end <= region_end(r) &&
-	       (access & ~r->access) == 0;
+	       (access & ~region_access(r)) == 0;
 }
 
 static int try_hit(struct mrcache *c, struct mrcache_region *r, uintptr_t start,
@@ -338,11 +362,11 @@ static int note_overlap(struct mrcache_region *r, void *arg)
 {
 	struct overlap *ov = arg;
 
-	if (r->start < ov->start)
-		ov->start = r->start;
-	if (r->end > ov->end)
-		ov->end = r->end;
-	ov->access |= r->access;
+	if (region_start(r) < ov->start)
+		ov->start = region_start(r);
+	if (region_end(r) > ov->end)
+		ov->end = region_end(r);
+	ov->access |= region_access(r);
 	if (!ov->count++)
 		ov->first = r;
 	return 0;
@@ -358,8 +382,9 @@ static int backend_reg(struct mrcache *c, struct mrcache_region *r)
 {
 	for (;;) {
 		uint64_t t0 = mrc_now_ns(), dt;
-		int rc = c->backend->ops->reg(c->backend, (void *)r->start,
-					      r->end - r->start, r->access, &r->reg);
+		int rc = c->backend->ops->reg(c->backend, (void *)region_start(r),
+					      region_end(r) - region_start(r),
+					      region_access(r), &region_cold(r)->reg);
 
 		dt = mrc_now_ns() - t0;
 		c->st.register_ns += dt;
@@ -379,7 +404,7 @@ static int monitor_watch(struct mrcache *c, struct mrcache_region *r)
 {
 	for (;;) {
 		uint64_t t0 = mrc_now_ns();
-		int rc = c->monitor->ops->watch(c->monitor, r->start, r->end,
+		int rc = c->monitor->ops->watch(c->monitor, region_start(r), region_end(r),
 						(uint64_t)(uintptr_t)r, &r->watch);
 
 		if (mrc_prof_on)
@@ -427,7 +452,7 @@ static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
 	if (!uncached) {
 		rc = mrc_index_set(c->index, start, end, r);
 		if (rc == 0) {
-			__atomic_store_n(&r->last_use, region_stamp(), __ATOMIC_RELAXED);
+			region_touch(c, r);
 			rc = mrc_lru_add(&c->lru, r);
 			if (rc)
 				mrc_index_clear(c->index, start, end, r);
@@ -461,13 +486,13 @@ static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
 	}
 
 	if (uncached) {
-		r->flags |= REGION_UNCACHED;
+		region_cold(r)->flags |= REGION_UNCACHED;
 		c->outstanding_uncached++;
 		c->st.uncached++;
 		/* Published dead: never found, deregistered at its put. */
 		__atomic_fetch_add(&r->refstate, 1 - REF_PENDING + REF_DEAD, __ATOMIC_RELEASE);
 	} else {
-		r->flags |= REGION_INDEXED;
+		region_cold(r)->flags |= REGION_INDEXED;
 		c->nregions++;
 		c->nbytes += end - start;
 		__atomic_fetch_add(&r->refstate, 1 - REF_PENDING, __ATOMIC_RELEASE);
@@ -565,7 +590,7 @@ int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 		return -EINVAL;
 	if (forked(c))
 		return -ECHILD;
-	__atomic_store_n(&r->last_use, region_stamp(), __ATOMIC_RELAXED);
+	region_touch(c, r);
 	rc = region_unref(c, r);
 	/* Reclaim what the monitor invalidated, unless someone else is. */
 	if (events_waiting(c) && pthread_mutex_trylock(&c->lock) == 0) {
@@ -589,17 +614,17 @@ size_t mrcache_region_length(const struct mrcache_region *r)
 
 uint64_t mrcache_region_key(const struct mrcache_region *r)
 {
-	return r ? r->reg.key : 0;
+	return r ? region_cold(r)->reg.key : 0;
 }
 
 void *mrcache_region_handle(const struct mrcache_region *r)
 {
-	return r ? r->reg.handle : NULL;
+	return r ? region_cold(r)->reg.handle : NULL;
 }
 
 uint32_t mrcache_region_rkey(const struct mrcache_region *r)
 {
-	return r ? r->reg.rkey : 0;
+	return r ? region_cold(r)->reg.rkey : 0;
 }
 
 /* --- whole-cache operations --- */
@@ -636,7 +661,6 @@ static int flush_locked(struct mrcache *c)
 	int n = 0;
 
 	while ((r = mrc_lru_pop(&c->lru, region_evictable))) {
-		r->lru_pos = NOT_IN_HEAP;
 		region_kill(c, r, MRCACHE_CAUSE_MANUAL, KILL_FLUSHED);
 		n++;
 	}

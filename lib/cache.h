@@ -11,14 +11,21 @@
 #include "monitor.h"
 #include "region.h"
 
-/* Per-thread stripes for the counters the hit path bumps, so two threads
- * hitting the cache never write the same cache line.  A thread owns stripe
- * (its number % MRC_STRIPES); counts are exact while no two live threads
- * share a stripe. */
+/* Per-thread stripes for what the hit path writes, so two threads hitting
+ * the cache never write the same cache line.  A thread owns stripe (its
+ * number % MRC_STRIPES); counts are exact while no two live threads share
+ * a stripe.
+ *
+ * clock orders uses for the LRU without a shared write per hit: each put
+ * stamps its region with max(own clock, cache->clock_floor) + 1.  One
+ * thread's stamps are exactly ordered; the lock holder raises the floor to
+ * the highest stripe clock before evicting, so threads' orders agree to
+ * within one eviction. */
 #define MRC_STRIPES 16
 struct mrc_stripe {
 	uint64_t hits;
 	uint64_t subrange_hits;
+	uint64_t clock;
 } __attribute__((aligned(64)));
 
 /* Ranges the user-side monitors reported, waiting for the next cache call. */
@@ -28,7 +35,6 @@ struct mrc_unmapped {
 	enum mrcache_cause cause;
 };
 
-struct mrc_slab;
 
 struct mrcache {
 	struct mrcache_config cfg;
@@ -47,7 +53,7 @@ struct mrcache {
 	pthread_mutex_t lock;
 	struct mrc_lru lru;
 	struct mrc_slab *slabs;
-	struct mrcache_region *free_regions;	/* linked through reg.handle */
+	struct mrcache_region *free_regions;	/* linked through cold reg.handle */
 	uint64_t nregions, nbytes;
 	uint64_t outstanding_uncached;
 	struct mrcache_stats st;
@@ -61,6 +67,7 @@ struct mrcache {
 	uint32_t events_waiting;	/* atomic: ring_count|overflow != 0 */
 	uint64_t unmap_seq;		/* atomic: bumped by every unmapped() */
 
+	uint64_t clock_floor;		/* atomic; written under cache->lock */
 	struct mrc_stripe stripes[MRC_STRIPES];
 };
 

@@ -64,7 +64,7 @@ static int kill_if_changed(struct mrcache_region *r, void *arg)
 {
 	struct kill_arg *k = arg;
 
-	if ((r->flags & REGION_INDEXED) && !region_intact(r)) {
+	if ((region_cold(r)->flags & REGION_INDEXED) && !region_intact(r)) {
 		mrc_region_kill(k->cache, r, k->cause, 0);
 		k->killed++;
 	}

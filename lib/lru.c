@@ -22,7 +22,7 @@ void mrc_lru_fini(struct mrc_lru *lru)
 static void place(struct mrc_lru *lru, uint32_t pos, struct mrcache_region *r)
 {
 	lru->heap[pos] = r;
-	r->lru_pos = pos;
+	region_cold(r)->lru_pos = pos;
 }
 
 static void sift_up(struct mrc_lru *lru, uint32_t pos)
@@ -32,7 +32,7 @@ static void sift_up(struct mrc_lru *lru, uint32_t pos)
 	while (pos > 0) {
 		uint32_t parent = (pos - 1) / 2;
 
-		if (lru->heap[parent]->lru_key <= r->lru_key)
+		if (region_cold(lru->heap[parent])->lru_key <= region_cold(r)->lru_key)
 			break;
 		place(lru, pos, lru->heap[parent]);
 		pos = parent;
@@ -50,9 +50,9 @@ static void sift_down(struct mrc_lru *lru, uint32_t pos)
 		if (child >= lru->count)
 			break;
 		if (child + 1 < lru->count &&
-		    lru->heap[child + 1]->lru_key < lru->heap[child]->lru_key)
+		    region_cold(lru->heap[child + 1])->lru_key < region_cold(lru->heap[child])->lru_key)
 			child++;
-		if (r->lru_key <= lru->heap[child]->lru_key)
+		if (region_cold(r)->lru_key <= region_cold(lru->heap[child])->lru_key)
 			break;
 		place(lru, pos, lru->heap[child]);
 		pos = child;
@@ -71,24 +71,24 @@ int mrc_lru_add(struct mrc_lru *lru, struct mrcache_region *r)
 		lru->heap = heap;
 		lru->capacity = cap;
 	}
-	r->lru_key = __atomic_load_n(&r->last_use, __ATOMIC_RELAXED);
+	region_cold(r)->lru_key = __atomic_load_n(&r->last_use, __ATOMIC_RELAXED);
 	place(lru, lru->count++, r);
-	sift_up(lru, r->lru_pos);
+	sift_up(lru, region_cold(r)->lru_pos);
 	return 0;
 }
 
 void mrc_lru_remove(struct mrc_lru *lru, struct mrcache_region *r)
 {
-	uint32_t pos = r->lru_pos;
+	uint32_t pos = region_cold(r)->lru_pos;
 
 	if (pos == NOT_IN_HEAP || pos >= lru->count || lru->heap[pos] != r)
 		return;
-	r->lru_pos = NOT_IN_HEAP;
+	region_cold(r)->lru_pos = NOT_IN_HEAP;
 	if (pos == --lru->count)
 		return;
 	place(lru, pos, lru->heap[lru->count]);
 	sift_down(lru, pos);
-	sift_up(lru, lru->heap[pos]->lru_pos);
+	sift_up(lru, region_cold(lru->heap[pos])->lru_pos);
 }
 
 struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
@@ -103,8 +103,8 @@ struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
 		struct mrcache_region *r = lru->heap[0];
 		uint64_t used = __atomic_load_n(&r->last_use, __ATOMIC_RELAXED);
 
-		if (used != r->lru_key) {
-			r->lru_key = used;
+		if (used != region_cold(r)->lru_key) {
+			region_cold(r)->lru_key = used;
 			sift_down(lru, 0);
 			continue;
 		}
@@ -114,7 +114,7 @@ struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
 			sift_down(lru, 0);
 		}
 		if (usable(r)) {
-			r->lru_pos = NOT_IN_HEAP;
+			region_cold(r)->lru_pos = NOT_IN_HEAP;
 			victim = r;
 			break;
 		}
@@ -125,7 +125,7 @@ struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
 		struct mrcache_region *r = lru->heap[lru->capacity - refused--];
 
 		place(lru, lru->count++, r);
-		sift_up(lru, r->lru_pos);
+		sift_up(lru, region_cold(r)->lru_pos);
 	}
 	return victim;
 }

@@ -25,25 +25,57 @@
 #define REF_COUNT_MASK	0xffffffffull
 #define REF_FLAGS	(REF_PENDING | REF_DEAD | REF_RECLAIMED)
 
-/* region->flags, under the cache lock */
+/* region_cold()->flags, under the cache lock */
 #define REGION_INDEXED	(1u << 0)	/* in the index and the LRU */
 #define REGION_UNCACHED	(1u << 1)	/* handed out once, dereg at put */
 
+#define REGION_ACCESS_BITS	0xfu	/* MRCACHE_ACCESS_ALL, kept in end's low bits */
+#define REGION_SLAB_BYTES	32768u	/* slabs are aligned to their size */
+
+/*
+ * The hot part: everything a hit and a put touch, in one cache line.
+ * The rest lives in a parallel array of the same slab (region_cold()), so
+ * a cached region costs 104 bytes and a hit one line.
+ */
 struct mrcache_region {
 	uint64_t refstate;		/* atomic, see above */
 	/* Written before the region is published, read after a reference
-	 * is taken; relaxed atomics because mrc_cache_unmapped() reads
-	 * start/end of regions it holds no reference on. */
-	uintptr_t start, end;
-	uint32_t access;
-	uint32_t flags;
+	 * is taken; relaxed atomics because mrc_cache_unmapped() reads them
+	 * on regions it holds no reference on. */
+	uintptr_t start;
+	uintptr_t end_access;		/* end | access (end is page aligned) */
 	struct mrc_watch watch;
-	struct mrc_reg reg;
 	uint64_t last_use;		/* relaxed; stamped at put */
+} __attribute__((aligned(64)));
+
+struct region_cold {
+	struct mrc_reg reg;
 	uint64_t lru_key;		/* heap key, under the cache lock */
 	uint32_t lru_pos;		/* heap index, under the cache lock */
-	uint32_t cause;			/* why it died */
+	uint16_t flags;
+	uint16_t cause;			/* why it died */
 };
+
+#define REGION_SLAB_REGIONS ((REGION_SLAB_BYTES - 64) / \
+			     (sizeof(struct mrcache_region) + sizeof(struct region_cold)))
+
+struct mrc_slab {
+	struct mrc_slab *next;
+	struct mrcache_region hot[REGION_SLAB_REGIONS] __attribute__((aligned(64)));
+	struct region_cold cold[REGION_SLAB_REGIONS];
+};
+
+static inline struct mrc_slab *region_slab(const struct mrcache_region *r)
+{
+	return (struct mrc_slab *)((uintptr_t)r & ~(uintptr_t)(REGION_SLAB_BYTES - 1));
+}
+
+static inline struct region_cold *region_cold(const struct mrcache_region *r)
+{
+	struct mrc_slab *slab = region_slab(r);
+
+	return &slab->cold[r - slab->hot];
+}
 
 static inline uintptr_t region_start(const struct mrcache_region *r)
 {
@@ -52,26 +84,18 @@ static inline uintptr_t region_start(const struct mrcache_region *r)
 
 static inline uintptr_t region_end(const struct mrcache_region *r)
 {
-	return __atomic_load_n(&r->end, __ATOMIC_RELAXED);
+	return __atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & ~(uintptr_t)0xfff;
+}
+
+static inline unsigned region_access(const struct mrcache_region *r)
+{
+	return (unsigned)(__atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & REGION_ACCESS_BITS);
 }
 
 /* The hit-path check: one acquire load. */
 static inline int region_intact(const struct mrcache_region *r)
 {
 	return __atomic_load_n(r->watch.word, __ATOMIC_ACQUIRE) == r->watch.expected;
-}
-
-/* A monotonic stamp cheap enough for every put. */
-static inline uint64_t region_stamp(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-#endif
 }
 
 #endif
