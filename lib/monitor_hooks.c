@@ -1,16 +1,140 @@
 /* SPDX-License-Identifier: MIT */
-/* monitor_hooks.c - placeholder until the hooks monitor lands: reports -ENOTSUP. */
+/*
+ * monitor_hooks.c - the hooks monitor: libmrcache's own definitions of the
+ * unmapping calls (hooks_intercept.c) and of free/realloc/malloc_trim
+ * (hooks_malloc.c) report to every cache in hooks_caches.
+ *
+ * Starting it is one atomic store into that table: nothing is patched, so
+ * it is safe while other threads run.  A start first checks that calls
+ * made from the application's side really reach libmrcache's definitions
+ * (they do not when libmrcache was dlopen()ed with RTLD_LOCAL, or when
+ * libc was found first); it fails with -ENOTSUP otherwise.
+ *
+ * Words are user-side: mrc_cache_unmapped() clears them in the unmapping
+ * thread after the real call returns.  watch() waits for nothing: an unmap
+ * running during a registration reports after its real call, so it clears
+ * the new region's word after the cache's re-check at the latest, and the
+ * region never hits again.
+ */
 #include <errno.h>
-#include "monitor.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "cache.h"
+#include "hooks.h"
+
+static uint64_t hooks_generation;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_result;
+
+struct hooks_monitor {
+	struct mrc_monitor base;
+	int slot;
+};
+
+/* The start of the brk heap, "[heap]" in /proc/self/maps (0 if none). */
+static uintptr_t brk_heap_start(void)
+{
+	char line[512];
+	unsigned long lo, hi;
+	uintptr_t start = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			start = lo;
+	fclose(f);
+	return start;
+}
+
+/* Do munmap() and free() called from outside land in libmrcache?  The
+ * calls below bind like the application's: through the PLT of a shared
+ * libmrcache, or statically in a program linked with libmrcache.a. */
+static void probe(void)
+{
+	size_t page = (size_t)getpagesize();
+	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int before = hooks_probe_hits;
+
+	if (p == MAP_FAILED) {
+		probe_result = -errno;
+		return;
+	}
+	munmap(p, page);
+	if (hooks_probe_hits == before) {
+		mrc_log(0, "monitor hooks: munmap() does not reach libmrcache "
+			"(loaded with dlopen(RTLD_LOCAL), or after libc?)");
+		probe_result = -ENOTSUP;
+		return;
+	}
+	before = hooks_probe_hits;
+	free(malloc(1));
+	if (hooks_probe_hits == before)
+		mrc_log(1, "monitor hooks: free() does not reach libmrcache: "
+			"blocks glibc unmaps inside free() are not seen");
+	else if (!hooks_malloc_is_glibc())
+		mrc_log(1, "monitor hooks: the allocator is not glibc's: only "
+			"its munmap/madvise calls through the PLT are seen");
+	hooks_malloc_note_heap(brk_heap_start());
+}
 
 static int hooks_start(struct mrcache *cache, struct mrc_monitor **out)
 {
-	mrc_log(1, "monitor hooks: not built in this tree");
-	return -ENOTSUP;
+	struct hooks_monitor *m;
+
+	pthread_once(&probe_once, probe);
+	if (probe_result)
+		return probe_result;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->slot = hooks_fanout_add(&hooks_caches, cache);
+	if (m->slot < 0) {
+		mrc_log(0, "monitor hooks: more than %d caches use it", HOOKS_FANOUT_SLOTS);
+		free(m);
+		return -ENOSPC;
+	}
+	*out = &m->base;
+	return 0;
+}
+
+static void hooks_stop(struct mrc_monitor *mon)
+{
+	struct hooks_monitor *m = (struct hooks_monitor *)mon;
+
+	hooks_fanout_remove(&hooks_caches, m->slot);
+	free(m);
+}
+
+static int hooks_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
+		       uint64_t cookie, struct mrc_watch *w)
+{
+	uint64_t gen = __atomic_add_fetch(&hooks_generation, 1, __ATOMIC_RELAXED);
+
+	hooks_malloc_note_heap(0);
+	w->expected = MRC_WORD(gen);
+	w->token = 0;
+	w->word = &w->local;
+	__atomic_store_n(&w->local, w->expected, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void hooks_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+{
+	__atomic_fetch_and(&w->local, ~MRC_WORD_VALID, __ATOMIC_RELAXED);
 }
 
 const struct mrc_monitor_ops mrc_monitor_hooks_ops = {
 	.kind = MRCACHE_MONITOR_HOOKS,
 	.name = "hooks",
 	.start = hooks_start,
+	.stop = hooks_stop,
+	.watch = hooks_watch,
+	.unwatch = hooks_unwatch,
 };

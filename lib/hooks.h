@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hooks.h - what the interposed unmapping calls (hooks_intercept.c,
+ * hooks_malloc.c) share with the monitors that use them.
+ *
+ * libmrcache defines munmap, mremap, madvise, mmap, brk, sbrk, shmat,
+ * shmdt, free, realloc, reallocarray and malloc_trim.  Each forwards to the
+ * next definition (libc, or a sanitizer's interceptor) found with
+ * dlsym(RTLD_NEXT) and, while a cache uses the hooks monitor, reports the
+ * range it unmapped to every such cache: before the call (so no get hits
+ * the old registration while the call runs) and after it returns (so a
+ * registration made during the call, which may have pinned the old pages,
+ * is dropped too).  Only the "after" report is required for correctness.
+ */
+#ifndef MRC_HOOKS_H
+#define MRC_HOOKS_H
+
+#include <stdint.h>
+#include "hooks_fanout.h"
+
+/* The caches that use the hooks monitor. */
+extern struct hooks_fanout hooks_caches;
+
+/* Nonzero while the uffd monitor's handler thread holds events it read
+ * but has not reported yet (monitor_uffd.c).  An interposed call waits for
+ * it after the real call: the kernel releases a thread blocked on a uffd
+ * event when the handler reads it, before the handler reports it. */
+extern uint32_t hooks_uffd_inflight;
+
+/* Set by every interposer in the calling thread: lets a monitor check that
+ * the application's calls really reach libmrcache's definitions. */
+extern __thread int hooks_probe_hits __attribute__((tls_model("initial-exec")));
+
+/* The next definition of `name` after libmrcache's, cached in *slot;
+ * NULL when there is none (a fully static program). */
+void *hooks_next(void **slot, const char *name);
+
+static inline int hooks_wanted(void)
+{
+	return hooks_fanout_active(&hooks_caches);
+}
+
+static inline void hooks_report(uintptr_t start, uintptr_t end,
+				enum mrcache_cause cause)
+{
+	hooks_fanout_unmapped(&hooks_caches, start, end, cause);
+}
+
+/* After the real call: wait until the uffd handler reported what it read. */
+void hooks_uffd_settle(void);
+
+/* The free() side: decode glibc's chunk header (hooks_malloc.c). */
+int hooks_malloc_is_glibc(void);
+/* Record the main heap's extent: its start (0 if unknown) and the current
+ * break.  Called at start and at every watch, so that every registration
+ * in the brk heap lies below the highest break a trim is compared with. */
+void hooks_malloc_note_heap(uintptr_t heap_lo);
+
+#endif
