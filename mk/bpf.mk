@@ -29,3 +29,10 @@ $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 
 $(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/monitor_bpf*.c)): $(BPF_SKEL)
 endif
+
+# test-bpf-dlclose loads and unloads this library (whatever BPF_OK says).
+$(BUILD)/tests/libmrc-bpf-dlclose.so: tests/bpf-dlclose-lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -fPIC -shared -o $@ $<
+
+$(BUILD)/tests/test-bpf-dlclose: $(BUILD)/tests/libmrc-bpf-dlclose.so
