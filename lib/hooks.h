@@ -18,14 +18,14 @@
 #include <stdint.h>
 #include "hooks_fanout.h"
 
-/* The caches that use the hooks monitor. */
+/* The caches that use the hooks monitor, and those that use the uffd
+ * monitor: the interposed calls report to both.  For uffd caches this
+ * closes, for every call that comes through libmrcache, the two windows
+ * userfaultfd leaves open (the event is read, and the unmapping thread
+ * released, before the handler reports it; MADV_DONTNEED is reported before
+ * its pages are dropped); userfaultfd covers what interposition misses. */
 extern struct hooks_fanout hooks_caches;
-
-/* Nonzero while the uffd monitor's handler thread holds events it read
- * but has not reported yet (monitor_uffd.c).  An interposed call waits for
- * it after the real call: the kernel releases a thread blocked on a uffd
- * event when the handler reads it, before the handler reports it. */
-extern uint32_t hooks_uffd_inflight;
+extern struct hooks_fanout hooks_uffd_caches;
 
 /* Set by every interposer in the calling thread: lets a monitor check that
  * the application's calls really reach libmrcache's definitions. */
@@ -37,17 +37,19 @@ void *hooks_next(void **slot, const char *name);
 
 static inline int hooks_wanted(void)
 {
-	return hooks_fanout_active(&hooks_caches);
+	return hooks_fanout_active(&hooks_caches) || hooks_fanout_active(&hooks_uffd_caches);
 }
 
 static inline void hooks_report(uintptr_t start, uintptr_t end,
 				enum mrcache_cause cause)
 {
 	hooks_fanout_unmapped(&hooks_caches, start, end, cause);
+	hooks_fanout_unmapped(&hooks_uffd_caches, start, end, cause);
 }
 
-/* After the real call: wait until the uffd handler reported what it read. */
-void hooks_uffd_settle(void);
+/* 0 when the application's munmap() reaches libmrcache's definition, else
+ * -ENOTSUP (checked once, monitor_hooks.c). */
+int hooks_interposed(void);
 
 /* The free() side: decode glibc's chunk header (hooks_malloc.c). */
 int hooks_malloc_is_glibc(void);

@@ -24,9 +24,11 @@ int hooks_fanout_add(struct hooks_fanout *f, struct mrcache *cache)
 	return -ENOSPC;
 }
 
-void hooks_fanout_remove(struct hooks_fanout *f, int slot)
+void hooks_fanout_remove(struct hooks_fanout *f, int slot, struct mrcache *cache)
 {
-	__atomic_store_n(&f->cache[slot], NULL, __ATOMIC_SEQ_CST);
+	if (!__atomic_compare_exchange_n(&f->cache[slot], &cache, NULL, 0,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return;
 	__atomic_fetch_sub(&f->active, 1, __ATOMIC_SEQ_CST);
 	/* A notifier that saw the old pointer is inside mrc_cache_unmapped(),
 	 * which only takes a leaf spinlock: the wait is short. */

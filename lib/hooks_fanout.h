@@ -28,8 +28,9 @@ struct hooks_fanout {
 
 /* Returns the slot (>= 0) or -ENOSPC. */
 int hooks_fanout_add(struct hooks_fanout *f, struct mrcache *cache);
-/* Waits until no notifier uses the slot's cache any more. */
-void hooks_fanout_remove(struct hooks_fanout *f, int slot);
+/* Waits until no notifier uses the slot's cache any more.  Does nothing
+ * if the slot no longer holds `cache` (the table was reset in a child). */
+void hooks_fanout_remove(struct hooks_fanout *f, int slot, struct mrcache *cache);
 /* Tell every cache in the table; [start, end) need not be page aligned. */
 void hooks_fanout_unmapped(struct hooks_fanout *f, uintptr_t start,
 			   uintptr_t end, enum mrcache_cause cause);

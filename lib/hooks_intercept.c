@@ -15,7 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/ipc.h>
@@ -36,7 +36,7 @@
 #endif
 
 struct hooks_fanout hooks_caches;
-uint32_t hooks_uffd_inflight;
+struct hooks_fanout hooks_uffd_caches;
 __thread int hooks_probe_hits __attribute__((tls_model("initial-exec")));
 
 void *hooks_next(void **slot, const char *name)
@@ -50,10 +50,18 @@ void *hooks_next(void **slot, const char *name)
 	return fn;
 }
 
-void hooks_uffd_settle(void)
+/* A forked child's copies of the parent's caches refuse every call, and
+ * mrcache_destroy() frees them without stopping their monitor: drop them
+ * from the tables before any hook in the child can reach them. */
+static void forget_caches_in_child(void)
 {
-	while (__atomic_load_n(&hooks_uffd_inflight, __ATOMIC_ACQUIRE))
-		sched_yield();
+	memset(&hooks_caches, 0, sizeof(hooks_caches));
+	memset(&hooks_uffd_caches, 0, sizeof(hooks_uffd_caches));
+}
+
+__attribute__((constructor)) static void hooks_init(void)
+{
+	pthread_atfork(NULL, NULL, forget_caches_in_child);
 }
 
 static int range_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *end)
@@ -70,7 +78,6 @@ static void after(int ok, uintptr_t start, uintptr_t end, enum mrcache_cause cau
 {
 	if (ok)
 		hooks_report(start, end, cause);
-	hooks_uffd_settle();
 }
 
 int munmap(void *addr, size_t len)
@@ -161,7 +168,6 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 			hooks_report(os, oe, MRCACHE_CAUSE_REMAP);
 		hooks_report(ns, ne, MRCACHE_CAUSE_UNMAP);
 	}
-	hooks_uffd_settle();
 	return rc;
 }
 

@@ -84,12 +84,17 @@ static void probe(void)
 	hooks_malloc_note_heap(brk_heap_start());
 }
 
+int hooks_interposed(void)
+{
+	pthread_once(&probe_once, probe);
+	return probe_result;
+}
+
 static int hooks_start(struct mrcache *cache, struct mrc_monitor **out)
 {
 	struct hooks_monitor *m;
 
-	pthread_once(&probe_once, probe);
-	if (probe_result)
+	if (hooks_interposed())
 		return probe_result;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -108,7 +113,7 @@ static void hooks_stop(struct mrc_monitor *mon)
 {
 	struct hooks_monitor *m = (struct hooks_monitor *)mon;
 
-	hooks_fanout_remove(&hooks_caches, m->slot);
+	hooks_fanout_remove(&hooks_caches, m->slot, m->base.cache);
 	free(m);
 }
 

@@ -1,16 +1,442 @@
 /* SPDX-License-Identifier: MIT */
-/* monitor_uffd.c - placeholder until the uffd monitor lands: reports -ENOTSUP. */
+/*
+ * monitor_uffd.c - the uffd monitor: userfaultfd's non-cooperative events.
+ *
+ * One userfaultfd per process (a range can be registered with one
+ * userfaultfd only, so caches share it), one handler thread reading its
+ * events, and the caches in hooks_uffd_caches.  Each watched range is
+ * registered in write-protect mode without ever write-protecting a page:
+ * no page fault is ever delivered (nothing to resolve, nothing that could
+ * hang), yet the range's VMAs carry the userfaultfd, so the kernel reports:
+ *
+ *   UNMAP   munmap, mmap(MAP_FIXED) over, shmdt, brk shrink, mremap shrink
+ *   REMOVE  madvise DONTNEED/FREE/REMOVE (sent before the pages are dropped)
+ *   REMAP   mremap moving the range
+ *
+ * raw syscalls and glibc-internal calls included.  The unmapping thread
+ * blocks until the handler read()s the event:
+ *
+ *   unmapping thread                  handler thread
+ *   ----------------                  --------------
+ *   munmap: unmap, queue event,       poll() -> readable
+ *   sleep                             inflight = 1
+ *                                     read() -> event   (wakes the unmapper)
+ *   munmap returns                    mrc_cache_unmapped() on every cache
+ *                                     inflight = 0
+ *
+ * So munmap can return a moment before its report.  Calls that come
+ * through libmrcache's interposed definitions report themselves too
+ * (hooks.h), which closes that window for them; watch() waits for
+ * inflight == 0, so no watch overlaps a report in progress.
+ *
+ * state.lock guards every field of `state` but `inflight`; the handler
+ * never takes it.  Lock order: cache->lock, then state.lock, then mmap_lock
+ * (inside the ioctls).  The handler takes no lock but the caches' leaf
+ * event spinlocks, so an unmapping thread waiting for it never waits on a
+ * lock the handler needs.
+ */
 #include <errno.h>
-#include "monitor.h"
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "cache.h"
+#include "hooks.h"
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#ifndef UFFD_FEATURE_WP_HUGETLBFS_SHMEM
+#define UFFD_FEATURE_WP_HUGETLBFS_SHMEM (1 << 12)
+#endif
+
+#define UFFD_NEEDED (UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE | \
+		     UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_PAGEFAULT_FLAG_WP)
+
+/* A registered range; watches of the same or overlapping ranges (a merged
+ * region and the one it replaced, or two caches) each have one, and a
+ * range is unregistered only where no other span covers it. */
+struct uffd_span {
+	struct uffd_span *prev, *next;
+	uintptr_t start, end;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int fd;			/* the userfaultfd, -1 when not open */
+	int stop_fd;		/* eventfd: tells the handler to exit */
+	pthread_t handler;
+	unsigned users;		/* caches using the monitor */
+	pid_t pid;		/* the process that opened fd */
+	uint64_t features;
+	struct uffd_span spans;	/* list head */
+	uint32_t inflight;	/* atomic: handler holds unreported events */
+} state = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+	.stop_fd = -1,
+	.spans = { &state.spans, &state.spans, 0, 0 },
+};
+
+static uint64_t uffd_generation;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+struct uffd_monitor {
+	struct mrc_monitor base;
+	int slot;
+};
+
+/* The child has no handler thread and, without UFFD_FEATURE_EVENT_FORK,
+ * its VMAs carry no userfaultfd: start afresh if it creates a cache. */
+static void forget_in_child(void)
+{
+	if (state.fd >= 0)
+		close(state.fd);
+	if (state.stop_fd >= 0)
+		close(state.stop_fd);
+	state.fd = state.stop_fd = -1;
+	state.users = 0;
+	state.inflight = 0;
+	state.spans.next = state.spans.prev = &state.spans;
+	pthread_mutex_init(&state.lock, NULL);
+}
+
+static void atfork_install(void)
+{
+	pthread_atfork(NULL, NULL, forget_in_child);
+}
+
+static void report(uintptr_t start, uintptr_t end, enum mrcache_cause cause)
+{
+	hooks_fanout_unmapped(&hooks_uffd_caches, start, end, cause);
+}
+
+static void handle(const struct uffd_msg *m)
+{
+	switch (m->event) {
+	case UFFD_EVENT_UNMAP:
+		report(m->arg.remove.start, m->arg.remove.end, MRCACHE_CAUSE_UNMAP);
+		break;
+	case UFFD_EVENT_REMOVE:
+		report(m->arg.remove.start, m->arg.remove.end, MRCACHE_CAUSE_DISCARD);
+		break;
+	case UFFD_EVENT_REMAP:
+		report(m->arg.remap.from, m->arg.remap.from + m->arg.remap.len,
+		       MRCACHE_CAUSE_REMAP);
+		break;
+	default:
+		/* No page fault can come (nothing is write-protected) and
+		 * no fork event was asked for. */
+		break;
+	}
+}
+
+static void *handler_main(void *arg)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = state.fd, .events = POLLIN },
+		{ .fd = state.stop_fd, .events = POLLIN },
+	};
+	struct uffd_msg msgs[32];
+
+	for (;;) {
+		ssize_t n;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			mrc_log(0, "monitor uffd: poll: %s; handler exits", strerror(errno));
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		__atomic_store_n(&state.inflight, 1, __ATOMIC_SEQ_CST);
+		n = read(state.fd, msgs, sizeof(msgs));
+		for (ssize_t i = 0; i < n / (ssize_t)sizeof(msgs[0]); i++)
+			handle(&msgs[i]);
+		__atomic_store_n(&state.inflight, 0, __ATOMIC_RELEASE);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			mrc_log(0, "monitor uffd: read: %s; handler exits", strerror(errno));
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* userfaultfd(2) for user-mode faults only (no privilege needed since
+ * 5.11: we never take kernel-mode faults), else a full one (root,
+ * CAP_SYS_PTRACE, or vm.unprivileged_userfaultfd=1), else /dev/userfaultfd
+ * (6.1+, file permissions). */
+static int uffd_open(void)
+{
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	int dev;
+
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 || errno != EPERM)
+		return fd >= 0 ? fd : -errno;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -EPERM;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	close(dev);
+	return fd >= 0 ? fd : -EPERM;
+}
+
+/* The features this kernel offers: a handshake on a throw-away fd, since
+ * UFFDIO_API can be called once per fd. */
+static int uffd_features(uint64_t *features)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = uffd_open();
+	int rc = 0;
+
+	if (fd < 0)
+		return fd;
+	if (ioctl(fd, UFFDIO_API, &api) < 0)
+		rc = -errno;
+	close(fd);
+	*features = api.features;
+	return rc;
+}
+
+static int uffd_explain(int level, int rc)
+{
+	if (rc == -ENOSYS)
+		mrc_log(level, "monitor uffd: the kernel has no userfaultfd (CONFIG_USERFAULTFD)");
+	else if (rc == -EPERM)
+		mrc_log(level, "monitor uffd: userfaultfd is not permitted: needs Linux 5.11+ "
+			"for user-mode-only descriptors, or CAP_SYS_PTRACE, or "
+			"vm.unprivileged_userfaultfd=1, or access to /dev/userfaultfd");
+	else if (rc == -ENOTSUP)
+		mrc_log(level, "monitor uffd: the kernel lacks unmap/remove/remap events "
+			"or write-protect registration (Linux 5.7+)");
+	else
+		mrc_log(level, "monitor uffd: cannot open a userfaultfd: %s", strerror(-rc));
+	return rc;
+}
+
+/* Open the process's userfaultfd and start the handler.  Under state.lock. */
+static int uffd_open_state(int level)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	uint64_t offered;
+	sigset_t all, old;
+	int rc = uffd_features(&offered);
+
+	if (rc)
+		return uffd_explain(level, rc);
+	if ((offered & UFFD_NEEDED) != UFFD_NEEDED)
+		return uffd_explain(level, -ENOTSUP);
+	api.features = offered & (UFFD_NEEDED | UFFD_FEATURE_WP_HUGETLBFS_SHMEM);
+	state.fd = uffd_open();
+	if (state.fd < 0)
+		return uffd_explain(level, state.fd);
+	if (ioctl(state.fd, UFFDIO_API, &api) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	state.features = api.features;
+	state.stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (state.stop_fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	/* The handler must not take the application's signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&state.handler, NULL, handler_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		goto fail;
+	pthread_setname_np(state.handler, "mrcache-uffd");
+	state.pid = getpid();
+	return 0;
+fail:
+	uffd_explain(level, rc);
+	close(state.fd);
+	if (state.stop_fd >= 0)
+		close(state.stop_fd);
+	state.fd = state.stop_fd = -1;
+	return rc;
+}
+
+static void uffd_close_state(void)
+{
+	uint64_t one = 1;
+
+	if (write(state.stop_fd, &one, sizeof(one)) != sizeof(one))
+		mrc_log(0, "monitor uffd: cannot stop the handler: %s", strerror(errno));
+	pthread_join(state.handler, NULL);
+	/* Closing drops every registration and wakes any blocked thread. */
+	close(state.fd);
+	close(state.stop_fd);
+	state.fd = state.stop_fd = -1;
+}
 
 static int uffd_start(struct mrcache *cache, struct mrc_monitor **out)
 {
-	mrc_log(1, "monitor uffd: not built in this tree");
-	return -ENOTSUP;
+	int level = cache->cfg.monitor == MRCACHE_MONITOR_UFFD ? 0 : 1;
+	struct uffd_monitor *m = calloc(1, sizeof(*m));
+	int rc = 0;
+
+	if (!m)
+		return -ENOMEM;
+	pthread_once(&atfork_once, atfork_install);
+	pthread_mutex_lock(&state.lock);
+	if (state.users == 0)
+		rc = uffd_open_state(level);
+	if (rc == 0) {
+		m->slot = hooks_fanout_add(&hooks_uffd_caches, cache);
+		if (m->slot < 0) {
+			rc = m->slot;
+			mrc_log(level, "monitor uffd: more than %d caches use it",
+				HOOKS_FANOUT_SLOTS);
+			if (state.users == 0)
+				uffd_close_state();
+		} else {
+			state.users++;
+		}
+	}
+	pthread_mutex_unlock(&state.lock);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	*out = &m->base;
+	return 0;
+}
+
+static void uffd_stop(struct mrc_monitor *mon)
+{
+	struct uffd_monitor *m = (struct uffd_monitor *)mon;
+
+	hooks_fanout_remove(&hooks_uffd_caches, m->slot, m->base.cache);
+	pthread_mutex_lock(&state.lock);
+	if (state.users && --state.users == 0 && state.fd >= 0)
+		uffd_close_state();
+	pthread_mutex_unlock(&state.lock);
+	free(m);
+}
+
+static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
+		      uint64_t cookie, struct mrc_watch *w)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = end - start },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	struct uffd_span *s = malloc(sizeof(*s));
+	uint64_t gen;
+	int rc = 0;
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_lock(&state.lock);
+	if (ioctl(state.fd, UFFDIO_REGISTER, &reg) < 0) {
+		rc = -errno;
+		pthread_mutex_unlock(&state.lock);
+		free(s);
+		s = NULL;
+		/* EINVAL: a mapping userfaultfd cannot watch (SysV shm,
+		 * file-backed, VM_PFNMAP...); EBUSY: another userfaultfd has
+		 * it.  The interposed calls still report to uffd caches: fall
+		 * back to them for this range when they work. */
+		if ((rc != -EINVAL && rc != -EBUSY) || hooks_interposed()) {
+			mrc_log(1, "monitor uffd: cannot watch [%#lx, %#lx): %s",
+				(unsigned long)start, (unsigned long)end, strerror(-rc));
+			return rc == -EINVAL || rc == -EBUSY ? -EOPNOTSUPP : rc;
+		}
+		mrc_log(1, "monitor uffd: [%#lx, %#lx) is %s: watched by the "
+			"interposed calls only", (unsigned long)start, (unsigned long)end,
+			rc == -EINVAL ? "a mapping userfaultfd cannot register"
+				      : "registered with another userfaultfd");
+		goto watched;
+	}
+	s->start = start;
+	s->end = end;
+	s->next = &state.spans;
+	s->prev = state.spans.prev;
+	state.spans.prev->next = s;
+	state.spans.prev = s;
+	pthread_mutex_unlock(&state.lock);
+watched:
+
+	/* An event read but not yet reported may concern this range. */
+	while (__atomic_load_n(&state.inflight, __ATOMIC_SEQ_CST))
+		sched_yield();
+	gen = __atomic_add_fetch(&uffd_generation, 1, __ATOMIC_RELAXED);
+	w->expected = MRC_WORD(gen);
+	w->token = (uint64_t)(uintptr_t)s;
+	w->word = &w->local;
+	__atomic_store_n(&w->local, w->expected, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void unregister(uintptr_t start, uintptr_t end)
+{
+	struct uffdio_range range = { .start = start, .len = end - start };
+
+	/* The range may be gone or remapped since: errors only mean there
+	 * is nothing of ours left there. */
+	if (ioctl(state.fd, UFFDIO_UNREGISTER, &range) < 0)
+		mrc_log(2, "monitor uffd: unregister [%#lx, %#lx): %s",
+			(unsigned long)start, (unsigned long)end, strerror(errno));
+}
+
+/* Unregister the parts of [start, end) no remaining span covers. */
+static void unregister_uncovered(uintptr_t start, uintptr_t end)
+{
+	while (start < end) {
+		uintptr_t gap_end = end;
+		int covered = 0;
+
+		for (struct uffd_span *s = state.spans.next; s != &state.spans; s = s->next) {
+			if (s->start <= start && s->end > start) {
+				start = s->end;		/* skip the covered part */
+				covered = 1;
+				break;
+			}
+			if (s->start > start && s->start < gap_end)
+				gap_end = s->start;
+		}
+		if (!covered) {
+			unregister(start, gap_end);
+			start = gap_end;
+		}
+	}
+}
+
+static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+{
+	struct uffd_span *s = (struct uffd_span *)(uintptr_t)w->token;
+
+	__atomic_fetch_and(&w->local, ~MRC_WORD_VALID, __ATOMIC_RELAXED);
+	if (!s)
+		return;
+	w->token = 0;
+	pthread_mutex_lock(&state.lock);
+	s->prev->next = s->next;
+	s->next->prev = s->prev;
+	if (state.fd >= 0 && state.pid == getpid())
+		unregister_uncovered(s->start, s->end);
+	pthread_mutex_unlock(&state.lock);
+	free(s);
 }
 
 const struct mrc_monitor_ops mrc_monitor_uffd_ops = {
 	.kind = MRCACHE_MONITOR_UFFD,
 	.name = "uffd",
 	.start = uffd_start,
+	.stop = uffd_stop,
+	.watch = uffd_watch,
+	.unwatch = uffd_unwatch,
 };
