@@ -40,7 +40,8 @@ struct oracle {
 	unsigned lanes;
 	size_t max_len;
 	uint64_t seq;		/* atomic: makes every pattern unique */
-	unsigned char **pattern; /* one buffer per lane */
+	unsigned char **pattern; /* per lane: the bytes written */
+	unsigned char **seen;	/* per lane: the bytes the mapping holds */
 };
 
 /* 0, or -errno (and a message on stderr) when io_uring is unusable here. */
