@@ -9,6 +9,7 @@ pkgs=(
 	libucx-dev libfabric-dev
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
 	spin strace
+	sqlite3 xz-utils python3 libc6-dbg
 	qemu-system-x86 busybox-static cpio kmod iproute2 file
 )
 missing=()

@@ -1,0 +1,23 @@
+# mrc-prof (tools/mrc-prof): symbolization needs elfutils' libdw.
+# Its suite, check-prof, traces real programs and two helpers (tests/prof/).
+TOOL_LIBS_mrc-prof := -ldw -lelf -lm
+
+PROF_HELPERS := $(BUILD)/tests/prof/vm-workload $(BUILD)/tests/prof/lib-workload
+PROF_TESTS := $(sort $(wildcard tests/prof/*.sh))
+PROF_TESTS := $(filter-out tests/prof/lib.sh,$(PROF_TESTS))
+TOOLS_EXTRA += $(PROF_HELPERS)
+CHECK_SUITES += check-prof
+
+# Built like a user's program: no sanitizer, symbols kept for call sites.
+$(BUILD)/tests/prof/vm-workload: tests/prof/vm-workload.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -O1 -g -pthread $(WARN) -o $@ $<
+
+$(BUILD)/tests/prof/lib-workload: tests/prof/lib-workload.c $(BUILD)/libmrcache.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libmrcache.a $(LDFLAGS) $(LIB_LIBS)
+
+.PHONY: check-prof
+check-prof: $(BUILD)/tools/mrc-prof $(PROF_HELPERS)
+	@MRCACHE_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite prof \
+	  --results $(RESULTS) --timeout 120 $(PROF_TESTS)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A program using libmrcache: mrc-prof reads its MRCACHE_PROF dump and
+# splits the time between lookup, registration, deregistration, monitor
+# and invalidation work; the counts match the cache's own statistics.
+. "$(dirname "$0")/lib.sh"
+L=$B/tests/prof/lib-workload
+[ -x "$L" ] || fail "$L is not built"
+"$PROF" -t "$WORK/r.txt" -o "$WORK/r.json" -- "$L" hooks >"$WORK/stats"; rc=$?
+[ $rc = 77 ] && skip "the hooks monitor cannot run here"
+[ $rc = 0 ] || fail "lib-workload under mrc-prof failed ($rc)"
+cat "$WORK/stats"; sed -n '/^libmrcache/,$p' "$WORK/r.txt"
+stat() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$WORK/stats"; }
+count() {
+	awk -v k="\"$1\": {" 'index($0, k) { f = 1; next } f && /"count"/ { gsub(/[^0-9]/, ""); print; exit }' \
+		"$WORK/r.json"
+}
+grep -q '"dumps": 1,' "$WORK/r.json" || fail "expected one MRCACHE_PROF dump"
+[ "$(count lookup)" = "$(stat hits)" ] || fail "lookups $(count lookup) != hits $(stat hits)"
+[ "$(count miss)" = "$(stat misses)" ] || fail "misses $(count miss) != $(stat misses)"
+[ "$(count register)" = $(( $(stat registrations) + $(stat failures) )) ] || fail "registrations differ"
+[ "$(count deregister)" = "$(stat deregistrations)" ] || fail "deregistrations differ"
+[ "$(count monitor)" -gt 0 ] || fail "no monitor work recorded"
+echo "ok: time split counts match the cache's statistics"

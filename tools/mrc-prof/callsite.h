@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * callsite.h - name the call site of a stopped thread's syscall.
+ *
+ * Frame 0 is the syscall instruction (inside the libc wrapper, e.g.
+ * munmap or the mmap glibc's malloc calls).  The callers come from a scan
+ * of the thread's stack: a word is taken as a return address when it
+ * points into an executable mapping just after a call instruction.  The
+ * first one is the caller of the wrapper (exact for glibc's leaf wrappers,
+ * which push nothing); further ones may include stale words left on the
+ * stack, which is why --depth defaults to 2.
+ */
+#ifndef MP_CALLSITE_H
+#define MP_CALLSITE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "maps.h"
+#include "trace.h"
+
+struct mp_callsites;
+
+int mp_callsites_create(struct mp_trace *t, struct mp_maps *maps, int depth,
+			struct mp_callsites **out);
+void mp_callsites_destroy(struct mp_callsites *cs);
+/* Returns the site id (0 when even the syscall address is unknown). */
+uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,
+			 uint64_t ip, uint64_t sp);
+/* exec: return-address verdicts for tgid's old image are void. */
+void mp_callsites_forget(struct mp_callsites *cs, pid_t tgid);
+
+#endif

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim.c - the simulated cache: per address space, a sorted array of
+ * non-overlapping page-aligned regions with an LRU stamp.  Limits evict
+ * the least recently used region; monitor "none" leaves invalidated
+ * regions in place and counts the hits on them as stale (the corruption
+ * hazard a cache without a monitor has).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "sim.h"
+
+#define PAGE 4096ull
+
+struct region {
+	uint64_t start, end, stamp;
+	int stale;
+};
+
+struct space {
+	uint32_t tgid;
+	uint64_t brk;
+	struct region *v;
+	size_t n, cap;
+	uint64_t shm_addr[16], shm_len[16];
+};
+
+struct sim {
+	const struct mp_sim_config *c;
+	struct mp_sim_result *r;
+	struct space *sp;
+	size_t nsp;
+	uint64_t clock, regions, bytes;
+};
+
+static const char *const monitor_names[MP_MON_COUNT] = {
+	"kernel", "bpf", "uffd", "hooks", "none",
+};
+
+const char *mp_sim_monitor_name(enum mp_sim_monitor m)
+{
+	return m < MP_MON_COUNT ? monitor_names[m] : "invalid";
+}
+
+const char *mp_sim_cause_name(enum mp_sim_cause c)
+{
+	static const char *const n[MP_INV_CAUSES] = { "unmap", "remap", "discard" };
+
+	return c < MP_INV_CAUSES ? n[c] : "invalid";
+}
+
+/* Monitor costs: bpf from docs measured on this machine kind
+ * (shared/notes/ebpf.md: +275 ns per unmapping call, +350 ns more when it
+ * hits a watched range); uffd from a watched MADV_DONTNEED (4.9 vs
+ * 0.4 us); hooks from UCX's 0.2-0.6 us per invalidated region; kernel
+ * assumed close to bpf without the per-syscall hook. */
+static void set_monitor(struct mp_sim_config *c, enum mp_sim_monitor m)
+{
+	static const double cost[MP_MON_COUNT][4] = {
+		/* watch, unwatch, per VM call, per invalidated region */
+		[MP_MON_KERNEL] = { 500, 300, 50, 200 },
+		[MP_MON_BPF] = { 300, 300, 275, 350 },
+		[MP_MON_UFFD] = { 1500, 1000, 0, 4500 },
+		[MP_MON_HOOKS] = { 50, 50, 100, 400 },
+		[MP_MON_NONE] = { 0, 0, 0, 0 },
+	};
+
+	c->monitor = m;
+	c->watch_ns = cost[m][0];
+	c->unwatch_ns = cost[m][1];
+	c->vmcall_ns = cost[m][2];
+	c->inval_ns = cost[m][3];
+}
+
+/* Backend costs: verbs is the production model (16 us + 0.06 ns/byte to
+ * register; deregistration assumed half of it); uring from mlock/munlock
+ * as a pinning proxy (376 / 199 ns per 4 KiB page). */
+static int set_backend(struct mp_sim_config *c, const char *name)
+{
+	if (!strcmp(name, "verbs")) {
+		c->reg_ns = 16000, c->reg_ns_per_byte = 0.06;
+		c->dereg_ns = 8000, c->dereg_ns_per_byte = 0.03;
+	} else if (!strcmp(name, "uring")) {
+		c->reg_ns = 1500, c->reg_ns_per_byte = 376.0 / 4096;
+		c->dereg_ns = 1000, c->dereg_ns_per_byte = 199.0 / 4096;
+	} else {
+		return -EINVAL;
+	}
+	snprintf(c->backend, sizeof(c->backend), "%s", name);
+	return 0;
+}
+
+void mp_sim_config_default(struct mp_sim_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "default");
+	set_backend(c, "verbs");
+	set_monitor(c, MP_MON_KERNEL);
+	c->lookup_ns = 50;
+}
+
+static int parse_size(const char *v, uint64_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 0);
+	if (errno || end == v || *v == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': n <<= 10; end++; break;
+	case 'm': case 'M': n <<= 20; end++; break;
+	case 'g': case 'G': n <<= 30; end++; break;
+	}
+	if (*end)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+static int parse_double(const char *v, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(v, &end);
+	return errno || end == v || *end || *out < 0 ? -EINVAL : 0;
+}
+
+static int parse_key(struct mp_sim_config *c, const char *k, const char *v)
+{
+	double us;
+
+	if (!strcmp(k, "max_regions"))
+		return parse_size(v, &c->max_regions);
+	if (!strcmp(k, "max_bytes"))
+		return parse_size(v, &c->max_bytes);
+	if (!strcmp(k, "backend"))
+		return set_backend(c, v);
+	if (!strcmp(k, "monitor")) {
+		for (int m = 0; m < MP_MON_COUNT; m++)
+			if (!strcmp(v, monitor_names[m])) {
+				set_monitor(c, (enum mp_sim_monitor)m);
+				return 0;
+			}
+		return -EINVAL;
+	}
+	if (!strcmp(k, "reg_us") || !strcmp(k, "dereg_us")) {
+		if (parse_double(v, &us))
+			return -EINVAL;
+		*(k[0] == 'r' ? &c->reg_ns : &c->dereg_ns) = us * 1000;
+		return 0;
+	}
+	if (!strcmp(k, "reg_ns_per_byte"))
+		return parse_double(v, &c->reg_ns_per_byte);
+	if (!strcmp(k, "dereg_ns_per_byte"))
+		return parse_double(v, &c->dereg_ns_per_byte);
+	if (!strcmp(k, "lookup_ns"))
+		return parse_double(v, &c->lookup_ns);
+	if (!strcmp(k, "watch_ns"))
+		return parse_double(v, &c->watch_ns);
+	if (!strcmp(k, "unwatch_ns"))
+		return parse_double(v, &c->unwatch_ns);
+	if (!strcmp(k, "vmcall_ns"))
+		return parse_double(v, &c->vmcall_ns);
+	if (!strcmp(k, "inval_ns"))
+		return parse_double(v, &c->inval_ns);
+	return -ENOENT;
+}
+
+int mp_sim_config_parse(const char *spec, struct mp_sim_config *c)
+{
+	char buf[512], *save = NULL, *tok, *colon;
+	const char *body = spec;
+
+	mp_sim_config_default(c);
+	if (strlen(spec) >= sizeof(buf))
+		goto bad;
+	colon = strchr(spec, ':');
+	if (colon) {
+		size_t n = (size_t)(colon - spec);
+
+		if (!n || n >= sizeof(c->name))
+			goto bad;
+		memcpy(c->name, spec, n);
+		c->name[n] = 0;
+		body = colon + 1;
+	} else {
+		snprintf(c->name, sizeof(c->name), "%.*s", (int)sizeof(c->name) - 1, spec);
+	}
+	snprintf(buf, sizeof(buf), "%s", body);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		int err;
+
+		if (!eq)
+			goto bad;
+		*eq = 0;
+		err = parse_key(c, tok, eq + 1);
+		if (err == -ENOENT) {
+			fprintf(stderr, "mrc-prof: config '%s': unknown key '%s'\n", spec, tok);
+			return -EINVAL;
+		}
+		if (err) {
+			fprintf(stderr, "mrc-prof: config '%s': bad value for %s: '%s'\n",
+				spec, tok, eq + 1);
+			return -EINVAL;
+		}
+	}
+	return 0;
+bad:
+	fprintf(stderr, "mrc-prof: config '%s': expected NAME:key=value,...\n", spec);
+	return -EINVAL;
+}
+
+/* --- the cache --- */
+
+static struct space *space_get(struct sim *s, uint32_t tgid)
+{
+	struct space *v;
+
+	for (size_t i = 0; i < s->nsp; i++)
+		if (s->sp[i].tgid == tgid)
+			return &s->sp[i];
+	v = realloc(s->sp, (s->nsp + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	s->sp = v;
+	memset(&v[s->nsp], 0, sizeof(v[0]));
+	v[s->nsp].tgid = tgid;
+	return &v[s->nsp++];
+}
+
+static double reg_cost(const struct mp_sim_config *c, uint64_t len)
+{
+	return c->reg_ns + c->reg_ns_per_byte * (double)len;
+}
+
+static double dereg_cost(const struct mp_sim_config *c, uint64_t len)
+{
+	return c->dereg_ns + c->dereg_ns_per_byte * (double)len;
+}
+
+/* First region whose end is above addr. */
+static size_t first_above(const struct space *sp, uint64_t addr)
+{
+	size_t lo = 0, hi = sp->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sp->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void drop(struct sim *s, struct space *sp, size_t i)
+{
+	uint64_t len = sp->v[i].end - sp->v[i].start;
+
+	s->r->deregistrations++;
+	s->r->dereg_ns += dereg_cost(s->c, len);
+	s->r->monitor_ns += s->c->unwatch_ns;
+	s->regions--;
+	s->bytes -= len;
+	memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof(sp->v[0]));
+	sp->n--;
+}
+
+static void evict_lru(struct sim *s, uint64_t keep_start)
+{
+	struct space *best_sp = NULL;
+	size_t best = 0;
+
+	for (size_t k = 0; k < s->nsp; k++)
+		for (size_t i = 0; i < s->sp[k].n; i++) {
+			struct region *r = &s->sp[k].v[i];
+
+			if (r->start == keep_start)
+				continue;
+			if (!best_sp || r->stamp < best_sp->v[best].stamp)
+				best_sp = &s->sp[k], best = i;
+		}
+	if (best_sp) {
+		s->r->dereg_evicted++;
+		drop(s, best_sp, best);
+	}
+}
+
+static int over_limits(const struct sim *s)
+{
+	return (s->c->max_regions && s->regions > s->c->max_regions) ||
+	       (s->c->max_bytes && s->bytes > s->c->max_bytes);
+}
+
+static int use_buffer(struct sim *s, struct space *sp, uint64_t addr, uint64_t len)
+{
+	uint64_t start = addr & ~(PAGE - 1), end = (addr + len + PAGE - 1) & ~(PAGE - 1);
+	struct mp_sim_result *r = s->r;
+	size_t i = first_above(sp, start), j;
+	struct region *reg;
+
+	if (!len || end <= start)
+		return 0;
+	r->uses++;
+	r->lookup_ns += s->c->lookup_ns;
+	r->nocache_ns += reg_cost(s->c, end - start) + dereg_cost(s->c, end - start);
+	if (i < sp->n && sp->v[i].start <= start && end <= sp->v[i].end) {
+		r->hits++;
+		r->stale_hits += (uint64_t)sp->v[i].stale;
+		sp->v[i].stamp = ++s->clock;
+		return 0;
+	}
+	r->misses++;
+	/* Merge with every overlapping region, as lib/cache does. */
+	for (j = i; j < sp->n && sp->v[j].start < end;) {
+		if (sp->v[j].start < start)
+			start = sp->v[j].start;
+		if (sp->v[j].end > end)
+			end = sp->v[j].end;
+		r->dereg_merged++;
+		drop(s, sp, j);
+	}
+	if (s->c->max_bytes && end - start > s->c->max_bytes) {
+		r->uncached++;	/* registered for this use only */
+		r->registrations++, r->deregistrations++;
+		r->reg_ns += reg_cost(s->c, end - start);
+		r->dereg_ns += dereg_cost(s->c, end - start);
+		return 0;
+	}
+	if (sp->n == sp->cap) {
+		size_t ncap = sp->cap ? sp->cap * 2 : 16;
+		struct region *v = realloc(sp->v, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sp->v = v;
+		sp->cap = ncap;
+	}
+	memmove(&sp->v[i + 1], &sp->v[i], (sp->n - i) * sizeof(sp->v[0]));
+	reg = &sp->v[i];
+	*reg = (struct region){ .start = start, .end = end, .stamp = ++s->clock };
+	sp->n++;
+	r->registrations++;
+	r->reg_ns += reg_cost(s->c, end - start);
+	r->monitor_ns += s->c->watch_ns;
+	s->regions++;
+	s->bytes += end - start;
+	while (over_limits(s) && s->regions > 1)
+		evict_lru(s, start);
+	if (s->regions > r->peak_regions)
+		r->peak_regions = s->regions;
+	if (s->bytes > r->peak_bytes)
+		r->peak_bytes = s->bytes;
+	return 0;
+}
+
+static uint32_t invalidate(struct sim *s, struct space *sp, uint64_t start, uint64_t len,
+			   enum mp_sim_cause cause)
+{
+	uint64_t end = (start + len + PAGE - 1) & ~(PAGE - 1);
+	uint32_t n = 0;
+	size_t i;
+
+	start &= ~(PAGE - 1);
+	s->r->monitor_ns += s->c->vmcall_ns;
+	if (!len)
+		return 0;
+	for (i = first_above(sp, start); i < sp->n && sp->v[i].start < end;) {
+		if (sp->v[i].stale) {
+			i++;
+			continue;
+		}
+		n++;
+		s->r->invalidated[cause]++;
+		s->r->monitor_ns += s->c->inval_ns;
+		if (s->c->monitor == MP_MON_NONE) {
+			sp->v[i++].stale = 1;	/* nobody tells the cache */
+			continue;
+		}
+		s->r->dereg_invalidated++;
+		drop(s, sp, i);
+	}
+	return n;
+}
+
+static void teardown(struct sim *s, struct space *sp)
+{
+	while (sp->n) {
+		s->r->dereg_teardown++;
+		drop(s, sp, sp->n - 1);
+	}
+	sp->brk = 0;
+	memset(sp->shm_addr, 0, sizeof(sp->shm_addr));
+}
+
+static uint32_t on_vm_event(struct sim *s, struct space *sp, const struct mp_event *e)
+{
+	uint64_t ret = (uint64_t)e->ret;
+	uint32_t n = 0;
+
+	if (e->flags & MP_EV_ERROR)
+		return 0;
+	switch (e->kind) {
+	case MP_MMAP:
+		if ((e->a[2] & MAP_FIXED) && !(e->a[2] & MAP_FIXED_NOREPLACE))
+			n = invalidate(s, sp, ret, e->a[1], MP_INV_UNMAP);
+		break;
+	case MP_MUNMAP:
+		n = invalidate(s, sp, e->a[0], e->a[1], MP_INV_UNMAP);
+		break;
+	case MP_MREMAP:
+		if (ret != e->a[0]) {	/* moved: the old range and the target */
+			n = invalidate(s, sp, e->a[0], e->a[1], MP_INV_REMAP);
+			n += invalidate(s, sp, ret, e->a[2], MP_INV_REMAP);
+		} else if (e->a[2] < e->a[1]) {
+			n = invalidate(s, sp, e->a[0] + e->a[2], e->a[1] - e->a[2], MP_INV_REMAP);
+		}
+		break;
+	case MP_MADVISE:
+		if (e->a[2] == MADV_DONTNEED || e->a[2] == MADV_FREE ||
+		    e->a[2] == MADV_REMOVE || e->a[2] == 24 /* MADV_DONTNEED_LOCKED */)
+			n = invalidate(s, sp, e->a[0], e->a[1], MP_INV_DISCARD);
+		break;
+	case MP_BRK:
+		if (sp->brk && ret < sp->brk)
+			n = invalidate(s, sp, ret, sp->brk - ret, MP_INV_UNMAP);
+		sp->brk = ret;
+		break;
+	case MP_SHMAT:
+		for (int i = 0; i < 16; i++)
+			if (!sp->shm_addr[i]) {
+				sp->shm_addr[i] = ret;
+				sp->shm_len[i] = e->a[3];
+				break;
+			}
+		break;
+	case MP_SHMDT:
+		for (int i = 0; i < 16; i++)
+			if (sp->shm_addr[i] == e->a[0]) {
+				n = invalidate(s, sp, e->a[0], sp->shm_len[i], MP_INV_UNMAP);
+				sp->shm_addr[i] = 0;
+			}
+		break;
+	}
+	if (n) {
+		int b = 31 - __builtin_clz(n);
+
+		s->r->ops_invalidating++;
+		s->r->per_op_hist[b < 16 ? b : 15]++;
+		if (n > s->r->max_per_op)
+			s->r->max_per_op = n;
+	}
+	return n;
+}
+
+int mp_sim_run(const struct mp_trace *t, const struct mp_sim_config *c,
+	       struct mp_sim_result *r, uint32_t *per_event)
+{
+	struct sim s = { .c = c, .r = r };
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; !err && i < t->nev; i++) {
+		const struct mp_event *e = &t->ev[i];
+		struct space *sp = space_get(&s, e->tgid);
+		uint32_t n = 0;
+
+		if (!sp) {
+			err = -ENOMEM;
+			break;
+		}
+		if (e->kind < MP_VM_KINDS)
+			n = on_vm_event(&s, sp, e);
+		else if (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE)
+			err = use_buffer(&s, sp, e->a[1], e->a[2]);
+		else if (e->kind == MP_EXEC || e->kind == MP_EXIT)
+			teardown(&s, sp);
+		if (per_event)
+			per_event[i] = n;
+	}
+	for (size_t k = 0; k < s.nsp; k++) {
+		teardown(&s, &s.sp[k]);
+		free(s.sp[k].v);
+	}
+	free(s.sp);
+	return err;
+}
+
+double mp_sim_total_ns(const struct mp_sim_result *r)
+{
+	return r->reg_ns + r->dereg_ns + r->lookup_ns + r->monitor_ns;
+}

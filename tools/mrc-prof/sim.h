@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim.h - a simulated registration cache driven by a trace, with a cost
+ * model: what a cache over the program's buffers would cost and save.
+ *
+ * Buffers are the buffers of the program's traced I/O calls (read, write,
+ * pread64, pwrite64, recvfrom, sendto of at least the trace's buffer_min
+ * bytes): the memory an RDMA or io_uring library would register to move
+ * that data.  Each use looks the page-aligned range up; a miss registers
+ * it (merged with overlapping regions, as lib/cache does).  VM calls that
+ * change what a range maps (munmap, mmap MAP_FIXED over it, mremap of it,
+ * madvise DONTNEED/FREE/REMOVE, brk shrink, shmdt) invalidate the regions
+ * they overlap; exec and exit tear a space's regions down.
+ *
+ * This is a simulation, not libmrcache: costs come from the model below,
+ * not from registering anything.
+ */
+#ifndef MP_SIM_H
+#define MP_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "trace.h"
+
+enum mp_sim_monitor { MP_MON_KERNEL, MP_MON_BPF, MP_MON_UFFD, MP_MON_HOOKS, MP_MON_NONE,
+		      MP_MON_COUNT };
+
+struct mp_sim_config {
+	char name[64];
+	uint64_t max_regions, max_bytes;	/* 0: unlimited */
+	enum mp_sim_monitor monitor;
+	char backend[16];			/* preset the costs came from */
+	/* cost model, ns */
+	double reg_ns, reg_ns_per_byte;		/* per registration */
+	double dereg_ns, dereg_ns_per_byte;	/* per deregistration */
+	double lookup_ns;			/* per buffer use (hit or miss) */
+	double watch_ns, unwatch_ns;		/* monitor, per region */
+	double vmcall_ns;			/* monitor, per unmapping VM call */
+	double inval_ns;			/* monitor, per invalidated region */
+};
+
+enum mp_sim_cause { MP_INV_UNMAP, MP_INV_REMAP, MP_INV_DISCARD, MP_INV_CAUSES };
+
+struct mp_sim_result {
+	uint64_t uses, hits, misses, stale_hits, uncached;
+	uint64_t registrations, deregistrations;
+	uint64_t dereg_invalidated, dereg_evicted, dereg_merged, dereg_teardown;
+	uint64_t invalidated[MP_INV_CAUSES];
+	uint64_t ops_invalidating;		/* VM calls that invalidated >= 1 */
+	uint64_t max_per_op;
+	uint64_t per_op_hist[16];		/* bucket b: [2^b, 2^(b+1)) regions */
+	uint64_t peak_regions, peak_bytes;
+	double reg_ns, dereg_ns, lookup_ns, monitor_ns;
+	double nocache_ns;			/* register + deregister every use */
+};
+
+/* Defaults: unlimited, kernel monitor, verbs costs. */
+void mp_sim_config_default(struct mp_sim_config *c);
+/* "name:key=value,..." (keys in docs/mrc-prof.md).  0 or -EINVAL with a
+ * message. */
+int mp_sim_config_parse(const char *spec, struct mp_sim_config *c);
+
+/* Runs the trace through the cache.  per_event, if not NULL, gets the
+ * number of regions each event invalidated (t->nev entries). */
+int mp_sim_run(const struct mp_trace *t, const struct mp_sim_config *c,
+	       struct mp_sim_result *r, uint32_t *per_event);
+
+double mp_sim_total_ns(const struct mp_sim_result *r);
+const char *mp_sim_monitor_name(enum mp_sim_monitor m);
+const char *mp_sim_cause_name(enum mp_sim_cause c);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary.h - the VM activity of a trace, added up: per syscall and per
+ * call site, counts, bytes and latencies.
+ */
+#ifndef MP_SUMMARY_H
+#define MP_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trace.h"
+
+struct mp_kind_sum {
+	uint64_t calls, errors, bytes, lat_total_ns;
+	uint64_t *lat;		/* sorted latencies of the calls */
+	uint64_t hist[MP_HIST_BUCKETS];
+};
+
+struct mp_site_sum {
+	uint32_t site;
+	uint16_t kind;
+	uint64_t calls, bytes, lat_total_ns;
+	uint64_t invalidated;	/* simulated registrations it invalidated */
+};
+
+struct mp_summary {
+	struct mp_kind_sum k[MP_VM_KINDS];
+	uint64_t io_calls[2], io_bytes[2];	/* read, write buffers seen */
+	uint32_t processes;		/* the first one and every fork */
+	struct mp_site_sum *sites;		/* sorted by calls, descending */
+	size_t nsites;
+};
+
+/* bytes of one VM event: the length it maps, unmaps, remaps (new length),
+ * advises, or moves the break by.  Needs the events of its space before
+ * it, hence the state. */
+struct mp_bytes_state;
+int mp_bytes_state_create(struct mp_bytes_state **out);
+void mp_bytes_state_destroy(struct mp_bytes_state *s);
+uint64_t mp_event_bytes(struct mp_bytes_state *s, const struct mp_event *e);
+
+int mp_summary_build(const struct mp_trace *t, struct mp_summary *s);
+void mp_summary_free(struct mp_summary *s);
+
+#endif

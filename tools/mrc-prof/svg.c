@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* svg.c - a minimal SVG writer and the three plots. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "hist.h"
+#include "libprof.h"
+#include "svg.h"
+
+static const char *const palette[] = {
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+	"#7f7f7f", "#bcbd22", "#17becf",
+};
+#define COLOR(i) palette[(i) % (int)(sizeof(palette) / sizeof(palette[0]))]
+
+/* --- writer --- */
+
+static void svg_begin(FILE *f, int w, int h)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h, w, h);
+}
+
+static void svg_end(FILE *f)
+{
+	fputs("</svg>\n", f);
+}
+
+static void svg_text(FILE *f, double x, double y, const char *anchor, int size, const char *s)
+{
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%d\">", x, y,
+		anchor, size);
+	for (; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else
+			fputc(*s, f);
+	}
+	fputs("</text>\n", f);
+}
+
+static void svg_rect(FILE *f, double x, double y, double w, double h, const char *fill,
+		     double opacity)
+{
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
+		"fill-opacity=\"%.2f\"/>\n", x, y, w, h, fill, opacity);
+}
+
+static void svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *stroke)
+{
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+		x1, y1, x2, y2, stroke);
+}
+
+/* --- timeline --- */
+
+#define TL_W 1000
+#define TL_LEFT 110
+#define TL_COLS (TL_W - TL_LEFT - 20)
+#define TL_ROW 28
+
+static void time_label(double s, char *buf, size_t len)
+{
+	if (s >= 1)
+		snprintf(buf, len, "%.2f s", s);
+	else
+		snprintf(buf, len, "%.1f ms", s * 1e3);
+}
+
+static void timeline(FILE *f, const struct mp_analysis *a)
+{
+	const struct mp_trace *t = a->t;
+	static uint32_t bins[MP_VM_KINDS + 2][TL_COLS];
+	const char *names[MP_VM_KINDS + 2];
+	int rows = 0, row_of[MP_VM_KINDS + 2], h;
+	double span = t->duration_ns ? (double)t->duration_ns : 1;
+	char label[64];
+
+	memset(bins, 0, sizeof(bins));
+	for (size_t i = 0; i < t->nev; i++) {
+		const struct mp_event *e = &t->ev[i];
+		int col = (int)((double)e->t_ns / span * (TL_COLS - 1));
+		int r = e->kind < MP_VM_KINDS ? e->kind
+			: e->kind == MP_IO_READ || e->kind == MP_IO_WRITE ? MP_VM_KINDS : -1;
+
+		if (col < 0 || col >= TL_COLS)
+			col = TL_COLS - 1;
+		if (r >= 0)
+			bins[r][col]++;
+		if (a->inval[i])
+			bins[MP_VM_KINDS + 1][col] += a->inval[i];
+	}
+	for (int r = 0; r < MP_VM_KINDS + 2; r++) {
+		uint64_t any = 0;
+
+		for (int c = 0; c < TL_COLS; c++)
+			any += bins[r][c];
+		row_of[r] = any ? rows++ : -1;
+		names[r] = r < MP_VM_KINDS ? mp_kind_name((enum mp_kind)r)
+			 : r == MP_VM_KINDS ? "I/O buffers" : "invalidated";
+	}
+	h = 60 + rows * TL_ROW + 40;
+	svg_begin(f, TL_W, h);
+	svg_text(f, TL_W / 2.0, 22, "middle", 15, "VM activity over time: calls per column, darker = more");
+	for (int r = 0; r < MP_VM_KINDS + 2; r++) {
+		double y;
+		uint32_t max = 1;
+
+		if (row_of[r] < 0)
+			continue;
+		y = 45 + row_of[r] * TL_ROW;
+		for (int c = 0; c < TL_COLS; c++)
+			if (bins[r][c] > max)
+				max = bins[r][c];
+		svg_text(f, TL_LEFT - 8, y + TL_ROW / 2.0 + 4, "end", 12, names[r]);
+		svg_line(f, TL_LEFT, y + TL_ROW - 2, TL_LEFT + TL_COLS, y + TL_ROW - 2, "#ddd");
+		for (int c = 0; c < TL_COLS; c++) {
+			if (!bins[r][c])
+				continue;
+			svg_rect(f, TL_LEFT + c, y + 2, 1, TL_ROW - 6, COLOR(r),
+				 0.25 + 0.75 * log1p(bins[r][c]) / log1p(max));
+		}
+	}
+	for (int i = 0; i <= 5; i++) {
+		double x = TL_LEFT + TL_COLS * i / 5.0, yb = 45 + rows * TL_ROW;
+
+		svg_line(f, x, yb, x, yb + 5, "#000");
+		time_label(span / 1e9 * i / 5, label, sizeof(label));
+		svg_text(f, x, yb + 18, "middle", 11, label);
+	}
+	svg_end(f);
+}
+
+/* --- histograms --- */
+
+#define H_W 1000
+#define H_H 420
+#define H_LEFT 70
+#define H_BOTTOM 60
+
+static void histogram(FILE *f, const char *title, const char *const *names,
+		      const uint64_t *const *hist, int nseries)
+{
+	int lo = MP_HIST_BUCKETS, hi = -1, nb;
+	uint64_t max = 1;
+	double plot_w = H_W - H_LEFT - 160, plot_h = H_H - 50 - H_BOTTOM, group, bar;
+	char label[32];
+
+	for (int s = 0; s < nseries; s++)
+		for (int b = 0; b < MP_HIST_BUCKETS; b++)
+			if (hist[s][b]) {
+				lo = b < lo ? b : lo;
+				hi = b > hi ? b : hi;
+				max = hist[s][b] > max ? hist[s][b] : max;
+			}
+	svg_begin(f, H_W, H_H);
+	svg_text(f, H_W / 2.0, 22, "middle", 15, title);
+	if (hi < 0) {
+		svg_text(f, H_W / 2.0, H_H / 2.0, "middle", 13, "no samples");
+		svg_end(f);
+		return;
+	}
+	nb = hi - lo + 1;
+	group = plot_w / nb;
+	bar = group * 0.8 / nseries;
+	svg_line(f, H_LEFT, 40 + plot_h, H_LEFT + plot_w, 40 + plot_h, "#000");
+	svg_line(f, H_LEFT, 40, H_LEFT, 40 + plot_h, "#000");
+	for (int i = 0; i <= 4; i++) {
+		double y = 40 + plot_h - plot_h * i / 4;
+
+		snprintf(label, sizeof(label), "%.0f", (double)max * i / 4);
+		svg_text(f, H_LEFT - 6, y + 4, "end", 11, label);
+		svg_line(f, H_LEFT, y, H_LEFT + plot_w, y, "#eee");
+	}
+	for (int b = lo; b <= hi; b++) {
+		double x = H_LEFT + (b - lo) * group, ns = ldexp(1.0, b);
+
+		for (int s = 0; s < nseries; s++) {
+			double hgt = plot_h * (double)hist[s][b] / (double)max;
+
+			if (hist[s][b])
+				svg_rect(f, x + group * 0.1 + s * bar, 40 + plot_h - hgt, bar, hgt,
+					 COLOR(s), 0.9);
+		}
+		if (ns >= 1e6)
+			snprintf(label, sizeof(label), "%.0fms", ns / 1e6);
+		else if (ns >= 1e3)
+			snprintf(label, sizeof(label), "%.0fus", ns / 1e3);
+		else
+			snprintf(label, sizeof(label), "%.0fns", ns);
+		svg_text(f, x + group / 2, 40 + plot_h + 16, "middle", 10, label);
+	}
+	svg_text(f, H_LEFT + plot_w / 2, H_H - 15, "middle", 12,
+		 "latency, log2 buckets (label: bucket start)");
+	for (int s = 0; s < nseries; s++) {
+		svg_rect(f, H_W - 150, 50 + s * 20, 12, 12, COLOR(s), 0.9);
+		svg_text(f, H_W - 132, 61 + s * 20, "start", 12, names[s]);
+	}
+	svg_end(f);
+}
+
+static int open_plot(const char *prefix, const char *what, FILE **out)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s-%s.svg", prefix, what);
+	*out = fopen(path, "w");
+	if (!*out) {
+		int err = -errno;
+
+		fprintf(stderr, "mrc-prof: %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int close_plot(FILE *f)
+{
+	return fclose(f) ? -EIO : 0;
+}
+
+int mp_svg_write(const char *prefix, const struct mp_analysis *a)
+{
+	const char *names[MP_LIB_KINDS > MP_VM_KINDS ? MP_LIB_KINDS : MP_VM_KINDS];
+	const uint64_t *hist[MP_LIB_KINDS > MP_VM_KINDS ? MP_LIB_KINDS : MP_VM_KINDS];
+	int n = 0, err;
+	FILE *f;
+
+	if ((err = open_plot(prefix, "timeline", &f)))
+		return err;
+	timeline(f, a);
+	if ((err = close_plot(f)) || (err = open_plot(prefix, "latency", &f)))
+		return err;
+	for (int k = 0; k < MP_VM_KINDS; k++)
+		if (a->sum.k[k].calls) {
+			names[n] = mp_kind_name((enum mp_kind)k);
+			hist[n++] = a->sum.k[k].hist;
+		}
+	histogram(f, "VM syscall latency (tracing overhead subtracted)", names, hist, n);
+	if ((err = close_plot(f)))
+		return err;
+	n = 0;
+	for (int k = 0; k < MP_LIB_KINDS; k++)
+		if (mp_hist_count(a->t->lib.hist[k], MP_LIB_BUCKETS)) {
+			names[n] = mp_libprof_kind_name(k);
+			hist[n++] = a->t->lib.hist[k];
+		}
+	if (!n)
+		return 0;
+	if ((err = open_plot(prefix, "libmrcache", &f)))
+		return err;
+	histogram(f, "libmrcache: time per operation (MRCACHE_PROF)", names, hist, n);
+	return close_plot(f);
+}

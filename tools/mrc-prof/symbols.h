@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbols.h - name the frames of every call site: function + offset, via
+ * elfutils' libdwfl over each object file (its .symtab, or the separate
+ * debug file found by build-id or debuglink, e.g. libc6-dbg, else .dynsym).
+ */
+#ifndef MP_SYMBOLS_H
+#define MP_SYMBOLS_H
+
+#include "trace.h"
+
+/* Fills frames[].sym and sym_off of every site.  0 or -ENOMEM. */
+int mp_symbolize(struct mp_trace *t);
+
+/* "func+0x1a (libc.so.6)" or "libc.so.6+0x9a1b2" into buf. */
+void mp_frame_format(const struct mp_trace *t, const struct mp_frame *f, char *buf, size_t len);
+
+#endif
