@@ -558,6 +558,8 @@ int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access
 		return -EINVAL;
 	if (forked(c))
 		return -ECHILD;
+	if (c->monitor->ops->settle)
+		c->monitor->ops->settle(c->monitor);
 	if (mrc_prof_on)
 		t0 = mrc_now_ns();
 	r = mrc_index_lookup(c->index, start);

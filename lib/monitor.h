@@ -68,6 +68,12 @@ struct mrc_monitor_ops {
 	/* Nonzero when drain() has work; one load, called on the hit path.
 	 * May be NULL. */
 	int (*pending)(struct mrc_monitor *mon);
+	/* User-side monitors whose report can lag behind the unmapping call
+	 * returning (uffd: the kernel releases the unmapping thread when the
+	 * handler reads the event, before it reports it): wait until what
+	 * was read is reported.  Called at the start of every get; one load
+	 * when nothing lags.  May be NULL. */
+	void (*settle)(struct mrc_monitor *mon);
 };
 
 struct mrc_monitor {

@@ -24,10 +24,13 @@
  *   munmap returns                    mrc_cache_unmapped() on every cache
  *                                     inflight = 0
  *
- * So munmap can return a moment before its report.  Calls that come
- * through libmrcache's interposed definitions report themselves too
- * (hooks.h), which closes that window for them; watch() waits for
- * inflight == 0, so no watch overlaps a report in progress.
+ * So munmap can return a moment before its report.  `inflight` is set
+ * before the read that releases the unmapping thread, so any get that
+ * follows the munmap (in that thread, or in one it synchronised with)
+ * sees it set, and settle() waits until the report is done; watch() waits
+ * the same way, so no watch overlaps a report in progress.  Calls that come
+ * through libmrcache's interposed definitions also report themselves
+ * (hooks.h), which covers MADV_DONTNEED's report-before-zap for them.
  *
  * state.lock guards every field of `state` but `inflight`; the handler
  * never takes it.  Lock order: cache->lock, then state.lock, then mmap_lock
@@ -40,6 +43,7 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,6 +331,12 @@ static void uffd_stop(struct mrc_monitor *mon)
 	free(m);
 }
 
+static void uffd_settle(struct mrc_monitor *mon)
+{
+	while (__atomic_load_n(&state.inflight, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
 static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 		      uint64_t cookie, struct mrc_watch *w)
 {
@@ -371,8 +381,7 @@ static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 watched:
 
 	/* An event read but not yet reported may concern this range. */
-	while (__atomic_load_n(&state.inflight, __ATOMIC_SEQ_CST))
-		sched_yield();
+	uffd_settle(mon);
 	gen = __atomic_add_fetch(&uffd_generation, 1, __ATOMIC_RELAXED);
 	w->expected = MRC_WORD(gen);
 	w->token = (uint64_t)(uintptr_t)s;
@@ -439,4 +448,5 @@ const struct mrc_monitor_ops mrc_monitor_uffd_ops = {
 	.stop = uffd_stop,
 	.watch = uffd_watch,
 	.unwatch = uffd_unwatch,
+	.settle = uffd_settle,
 };
