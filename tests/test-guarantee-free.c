@@ -27,21 +27,18 @@ static int prepare_mmapped(struct guarantee_ctx *c)
 
 /* A free chunk below the test block, kept from merging with the top by a
  * live one (too large for any bin, so carved from the top right after
- * it): the cache's own small allocations come from the hole, and the test
- * block stays at the top of the heap. */
-static void leave_hole_below_top(void)
+ * it): the cache's and the monitor's own allocations come from the hole,
+ * and the test block stays at the top of the heap.  Returns the guard. */
+static void *leave_hole_below_top(void)
 {
-	static void *guard;
+	void *hole = malloc(512 << 10);
+	void *guard = malloc(256 << 10);
 
-	if (!guard) {
-		void *hole = malloc(512 << 10);
-
-		guard = malloc(256 << 10);
-		/* Let the compiler see the hole used: it may drop an unused
-		 * malloc/free pair. */
-		__asm__ volatile("" : : "r"(hole) : "memory");
-		free(hole);
-	}
+	/* Let the compiler see the hole used: it may drop an unused
+	 * malloc/free pair. */
+	__asm__ volatile("" : : "r"(hole) : "memory");
+	free(hole);
+	return guard;
 }
 
 static int prepare_heap_top(struct guarantee_ctx *c)
@@ -49,7 +46,7 @@ static int prepare_heap_top(struct guarantee_ctx *c)
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 10);
 	mallopt(M_TOP_PAD, 0);
-	leave_hole_below_top();
+	c->aux = leave_hole_below_top();
 	c->len = TRIM_LEN;
 	c->addr = malloc(c->len);
 	return c->addr ? 0 : -ENOMEM;
@@ -90,6 +87,7 @@ static int apply_heap_top(struct guarantee_ctx *c)
 static void release(struct guarantee_ctx *c)
 {
 	free(c->addr);
+	free(c->aux);
 }
 
 int main(void)
