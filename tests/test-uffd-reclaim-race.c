@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uffd: the handler thread and the cache's own work never deadlock.  One
+ * thread unmaps and remaps cached buffers with raw syscalls (each one
+ * blocks until the handler reads its event) while others get/put them and
+ * reclaim: flush (deregister + UFFDIO_UNREGISTER under cache->lock),
+ * progress, and destroy/create of a second cache sharing the userfaultfd.
+ * A watchdog fails the test on a hang.  At the end, with everything
+ * quiet, every buffer must still be watched: a raw munmap + remap of each
+ * makes its get miss.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "testbackend.h"
+#include "testutil.h"
+
+#define NBUF 8
+#define LEN (64ul << 10)
+#define SECONDS 2
+
+static char *bufs[NBUF];
+static struct mrcache *cache;
+static struct test_backend tb;
+static int stop;
+
+static void *raw_remap(char *p)
+{
+	return (void *)syscall(SYS_mmap, p, LEN, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
+static void *unmapper(void *arg)
+{
+	unsigned i = 0;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		char *p = bufs[i++ % NBUF];
+
+		if (i % 3 == 0) {
+			syscall(SYS_madvise, p, LEN, MADV_DONTNEED);
+		} else if (i % 3 == 1) {
+			raw_remap(p);	/* MAP_FIXED over: an UNMAP event */
+		} else {
+			syscall(SYS_munmap, p, LEN);
+			raw_remap(p);
+		}
+	}
+	return NULL;
+}
+
+static void *user(void *arg)
+{
+	unsigned i = 0;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		struct mrcache_region *r;
+		char *p = bufs[i++ % NBUF];
+
+		if (mrcache_get(cache, p, LEN, 0, &r) == 0)
+			mrcache_put(cache, r);
+		if (i % 16 == 0)
+			mrcache_flush(cache);
+		else if (i % 4 == 0)
+			mrcache_progress(cache);
+	}
+	return NULL;
+}
+
+/* A second cache on the same userfaultfd, created and destroyed in a loop
+ * over the same buffers. */
+static void *churn(void *arg)
+{
+	struct test_backend tb2;
+	struct mrcache_config cfg;
+	unsigned i = 0;
+
+	test_backend_init(&tb2, 0);
+	test_backend_config(&tb2, &cfg, MRCACHE_MONITOR_UFFD);
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		struct mrcache_region *r;
+		struct mrcache *c2;
+
+		if (mrcache_create(&cfg, &c2))
+			continue;
+		for (int k = 0; k < 4; k++)
+			if (mrcache_get(c2, bufs[i++ % NBUF], LEN, 0, &r) == 0)
+				mrcache_put(c2, r);
+		CHECK_EQ(mrcache_destroy(c2), 0);
+	}
+	CHECK_EQ(test_backend_fini(&tb2), 0);
+	return NULL;
+}
+
+static int get_missed(char *p)
+{
+	struct mrcache_stats a, b;
+	struct mrcache_region *r;
+
+	mrcache_stats_get(cache, &a);
+	if (mrcache_get(cache, p, LEN, 0, &r))
+		return -1;
+	mrcache_put(cache, r);
+	mrcache_stats_get(cache, &b);
+	return b.misses > a.misses;
+}
+
+int main(void)
+{
+	void *(*fns[])(void *) = { unmapper, user, user, churn };
+	pthread_t t[4];
+	struct mrcache_config cfg;
+	int rc;
+
+	for (int i = 0; i < NBUF; i++) {
+		bufs[i] = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(bufs[i] != MAP_FAILED);
+	}
+	test_backend_init(&tb, 0);
+	test_backend_config(&tb, &cfg, MRCACHE_MONITOR_UFFD);
+	rc = mrcache_create(&cfg, &cache);
+	if (rc)
+		SKIP("monitor uffd cannot start here: %s", strerror(-rc));
+
+	alarm(60);	/* a deadlock fails the test */
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, fns[i], NULL), 0);
+	sleep(SECONDS);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+
+	/* Still watched: cache each buffer, then a raw unmap must be seen. */
+	for (int i = 0; i < NBUF; i++) {
+		get_missed(bufs[i]);
+		CHECK_EQ(get_missed(bufs[i]), 0);
+		CHECK_EQ(syscall(SYS_munmap, bufs[i], LEN), 0);
+		CHECK(raw_remap(bufs[i]) == bufs[i]);
+		CHECK_EQ(get_missed(bufs[i]), 1);
+	}
+	CHECK_EQ(mrcache_destroy(cache), 0);
+	CHECK_EQ(test_backend_fini(&tb), 0);
+	printf("%d s of unmapping against get/put/flush/progress and a second cache: no hang\n",
+	       SECONDS);
+	return test_result();
+}
