@@ -126,6 +126,24 @@ static int ub_update(struct uring_backend *ub, unsigned idx, void *addr,
 	return ret < 0 ? ret : -EIO;
 }
 
+/* The kernel's refusals, in words a user can act on. */
+static void ub_explain(int err, void *addr, size_t len)
+{
+	switch (err) {
+	case -ENOMEM:
+		mrc_log(1, "uring backend: pinning %zu bytes failed: RLIMIT_MEMLOCK or memory exhausted",
+			len);
+		break;
+	case -EFAULT:
+		mrc_log(1, "uring backend: [%p, +%zu) cannot be pinned: not mapped, or a shared mapping of a regular file",
+			addr, len);
+		break;
+	case -EEXIST:
+		mrc_log(0, "uring backend: the ring was set up with IORING_SETUP_SINGLE_ISSUER; only its submitter thread may register buffers");
+		break;
+	}
+}
+
 static int ub_reg(struct mrc_backend *be, void *addr, size_t len,
 		  unsigned access, struct mrc_reg *out)
 {
@@ -148,9 +166,7 @@ static int ub_reg(struct mrc_backend *be, void *addr, size_t len,
 	ret = ub_update(ub, idx, addr, len);
 	if (ret) {
 		ub_push(ub, idx);
-		if (ret == -ENOMEM)
-			mrc_log(1, "uring backend: pinning %zu bytes failed: RLIMIT_MEMLOCK or memory exhausted",
-				len);
+		ub_explain(ret, addr, len);
 		return ret;
 	}
 	out->handle = NULL;

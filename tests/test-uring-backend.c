@@ -109,6 +109,12 @@ int main(void)
 	CHECK_EQ(oracle_check_index(&o, 0, (int)rc.key, c, BUF_LEN), ORACLE_FRESH);
 
 	CHECK_EQ(be->ops->dereg(be, &rb), 0);
+	/* Unpinnable memory: the kernel's error, not a resource shortage. */
+	CHECK_EQ(munmap(b, BUF_LEN), 0);
+	ret = be->ops->reg(be, b, BUF_LEN, 0, &rb);
+	CHECK_EQ(ret, -EFAULT);
+	CHECK(!mrc_backend_resource_error(ret));
+	CHECK(map_fresh(b) == b);
 	CHECK_EQ(be->ops->dereg(be, &rc), 0);
 	be->ops->close(be);
 	/* close gave the table back: the ring takes a new one. */
