@@ -61,6 +61,7 @@ static void probe(void)
 	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int before = hooks_probe_hits;
+	void *volatile block;
 
 	if (p == MAP_FAILED) {
 		probe_result = -errno;
@@ -74,7 +75,9 @@ static void probe(void)
 		return;
 	}
 	before = hooks_probe_hits;
-	free(malloc(1));
+	/* volatile: the compiler may drop a malloc/free pair. */
+	block = malloc(1);
+	free(block);
 	if (hooks_probe_hits == before)
 		mrc_log(1, "monitor hooks: free() does not reach libmrcache: "
 			"blocks glibc unmaps inside free() are not seen");
