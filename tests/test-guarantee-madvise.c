@@ -9,22 +9,6 @@
 #include <sys/mman.h>
 #include "guarantee.h"
 
-#define LEN (64 * 1024)
-
-static int prepare_private(struct guarantee_ctx *c)
-{
-	c->len = LEN;
-	c->addr = guarantee_map(NULL, LEN, 0);
-	return c->addr ? 0 : -errno;
-}
-
-static int prepare_shared(struct guarantee_ctx *c)
-{
-	c->len = LEN;
-	c->addr = guarantee_map(NULL, LEN, 1);
-	return c->addr ? 0 : -errno;
-}
-
 static int advise(struct guarantee_ctx *c, int advice)
 {
 	return madvise(c->addr, c->len, advice) ? -errno : 0;
@@ -45,17 +29,15 @@ static int apply_remove(struct guarantee_ctx *c)
 	return advise(c, MADV_REMOVE);
 }
 
-static void release(struct guarantee_ctx *c)
-{
-	munmap(c->addr, c->len);
-}
-
 int main(void)
 {
 	static const struct guarantee_case cases[] = {
-		{ "madv-dontneed", prepare_private, apply_dontneed, release, NULL },
-		{ "madv-remove", prepare_shared, apply_remove, release, NULL },
-		{ "madv-free", prepare_private, apply_free, release,
+		{ "madv-dontneed", guarantee_prepare_private, apply_dontneed,
+		  guarantee_release_maps, NULL },
+		{ "madv-remove", guarantee_prepare_shared, apply_remove,
+		  guarantee_release_maps, NULL },
+		{ "madv-free", guarantee_prepare_private, apply_free,
+		  guarantee_release_maps,
 		  "negative control: hit; pinned pages survive MADV_FREE" },
 	};
 

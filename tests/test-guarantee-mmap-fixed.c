@@ -5,15 +5,7 @@
 #include <sys/mman.h>
 #include "guarantee.h"
 
-#define LEN (64 * 1024)
 #define PAGE 4096
-
-static int prepare(struct guarantee_ctx *c)
-{
-	c->len = LEN;
-	c->addr = guarantee_map(NULL, LEN, 0);
-	return c->addr ? 0 : -errno;
-}
 
 static int map_over(void *at, size_t len)
 {
@@ -33,16 +25,13 @@ static int apply_page(struct guarantee_ctx *c)
 	return map_over((char *)c->addr + 3 * PAGE, PAGE);
 }
 
-static void release(struct guarantee_ctx *c)
-{
-	munmap(c->addr, c->len);
-}
-
 int main(void)
 {
 	static const struct guarantee_case cases[] = {
-		{ "mmap-fixed", prepare, apply_whole, release, NULL },
-		{ "mmap-fixed-page", prepare, apply_page, release, NULL },
+		{ "mmap-fixed", guarantee_prepare_private, apply_whole,
+		  guarantee_release_maps, NULL },
+		{ "mmap-fixed-page", guarantee_prepare_private, apply_page,
+		  guarantee_release_maps, NULL },
 	};
 
 	return guarantee_run(cases, sizeof(cases) / sizeof(cases[0]));

@@ -8,15 +8,6 @@
 #include <sys/mman.h>
 #include "guarantee.h"
 
-#define LEN (64 * 1024)
-
-static int prepare(struct guarantee_ctx *c)
-{
-	c->len = LEN;
-	c->addr = guarantee_map(NULL, LEN, 0);
-	return c->addr ? 0 : -errno;
-}
-
 static int move(void *from, void *to, size_t len)
 {
 	void *p = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
@@ -53,19 +44,15 @@ static int apply_shrink(struct guarantee_ctx *c)
 	return guarantee_map((char *)c->addr + half, half, 0) ? 0 : -EADDRINUSE;
 }
 
-static void release(struct guarantee_ctx *c)
-{
-	munmap(c->addr, c->len);
-	if (c->aux)
-		munmap(c->aux, c->aux_len);
-}
-
 int main(void)
 {
 	static const struct guarantee_case cases[] = {
-		{ "mremap-move-away", prepare, apply_move_away, release, NULL },
-		{ "mremap-move-onto", prepare, apply_move_onto, release, NULL },
-		{ "mremap-shrink", prepare, apply_shrink, release, NULL },
+		{ "mremap-move-away", guarantee_prepare_private, apply_move_away,
+		  guarantee_release_maps, NULL },
+		{ "mremap-move-onto", guarantee_prepare_private, apply_move_onto,
+		  guarantee_release_maps, NULL },
+		{ "mremap-shrink", guarantee_prepare_private, apply_shrink,
+		  guarantee_release_maps, NULL },
 	};
 
 	return guarantee_run(cases, sizeof(cases) / sizeof(cases[0]));

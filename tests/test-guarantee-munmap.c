@@ -5,15 +5,7 @@
 #include <sys/mman.h>
 #include "guarantee.h"
 
-#define LEN (64 * 1024)
 #define PAGE 4096
-
-static int prepare(struct guarantee_ctx *c)
-{
-	c->len = LEN;
-	c->addr = guarantee_map(NULL, LEN, 0);
-	return c->addr ? 0 : -errno;
-}
 
 static int apply_whole(struct guarantee_ctx *c)
 {
@@ -31,16 +23,13 @@ static int apply_page(struct guarantee_ctx *c)
 	return guarantee_map(page, PAGE, 0) ? 0 : -EADDRINUSE;
 }
 
-static void release(struct guarantee_ctx *c)
-{
-	munmap(c->addr, c->len);
-}
-
 int main(void)
 {
 	static const struct guarantee_case cases[] = {
-		{ "munmap", prepare, apply_whole, release, NULL },
-		{ "munmap-one-page", prepare, apply_page, release, NULL },
+		{ "munmap", guarantee_prepare_private, apply_whole,
+		  guarantee_release_maps, NULL },
+		{ "munmap-one-page", guarantee_prepare_private, apply_page,
+		  guarantee_release_maps, NULL },
 	};
 
 	return guarantee_run(cases, sizeof(cases) / sizeof(cases[0]));

@@ -25,6 +25,30 @@ void *guarantee_map(void *at, size_t len, int shared)
 	return p;
 }
 
+static int prepare_anon(struct guarantee_ctx *c, int shared)
+{
+	c->len = GUARANTEE_LEN;
+	c->addr = guarantee_map(NULL, c->len, shared);
+	return c->addr ? 0 : -errno;
+}
+
+int guarantee_prepare_private(struct guarantee_ctx *c)
+{
+	return prepare_anon(c, 0);
+}
+
+int guarantee_prepare_shared(struct guarantee_ctx *c)
+{
+	return prepare_anon(c, 1);
+}
+
+void guarantee_release_maps(struct guarantee_ctx *c)
+{
+	munmap(c->addr, c->len);
+	if (c->aux)
+		munmap(c->aux, c->aux_len);
+}
+
 static void report_case(const char *name, enum mrcache_monitor_kind m,
 			 const char *verdict, const char *detail)
 {

@@ -51,4 +51,11 @@ int guarantee_run(const struct guarantee_case *cases, size_t ncases);
  * mapping).  NULL on failure. */
 void *guarantee_map(void *at, size_t len, int shared);
 
+/* The usual prepare and release: GUARANTEE_LEN bytes of fresh private or
+ * shared anonymous memory; release unmaps addr and aux (if set). */
+#define GUARANTEE_LEN (64 * 1024)
+int guarantee_prepare_private(struct guarantee_ctx *c);
+int guarantee_prepare_shared(struct guarantee_ctx *c);
+void guarantee_release_maps(struct guarantee_ctx *c);
+
 #endif
