@@ -193,6 +193,8 @@ void mp_report_text(FILE *f, const struct mp_analysis *a, int top)
 		WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status)
 					  : 128 + WTERMSIG(t->exit_status),
 		(double)t->overhead_ns / 1e3);
+	fprintf(f, "  cpu: program %.3f s, tracer %.3f s\n", (double)t->program_cpu_ns / 1e9,
+		(double)t->tracer_cpu_ns / 1e9);
 	text_vm(f, a);
 	text_sites(f, a, top);
 	text_sim(f, a);
@@ -361,6 +363,8 @@ void mp_report_json(FILE *f, const struct mp_analysis *a, int top)
 	mp_json_u64(&j, "processes", a->sum.processes);
 	mp_json_u64(&j, "exit_status", (uint64_t)a->t->exit_status);
 	mp_json_u64(&j, "tracing_overhead_ns", a->t->overhead_ns);
+	mp_json_u64(&j, "program_cpu_ns", a->t->program_cpu_ns);
+	mp_json_u64(&j, "tracer_cpu_ns", a->t->tracer_cpu_ns);
 	json_vm(&j, a);
 	json_sites(&j, a, top);
 	json_sim(&j, a);

@@ -190,7 +190,10 @@ int mp_sim_config_parse(const char *spec, struct mp_sim_config *c)
 		c->name[n] = 0;
 		body = colon + 1;
 	} else {
+		/* "NAME" alone is the default configuration under that name. */
 		snprintf(c->name, sizeof(c->name), "%.*s", (int)sizeof(c->name) - 1, spec);
+		if (!strchr(spec, '='))
+			body = "";
 	}
 	snprintf(buf, sizeof(buf), "%s", body);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

@@ -25,10 +25,12 @@ struct mp_file_header {
 	uint64_t nev;
 	uint32_t lib_dumps;
 	uint32_t reserved;
+	uint64_t program_cpu_ns;
+	uint64_t tracer_cpu_ns;
 };
 
 _Static_assert(sizeof(struct mp_event) == 72, "event record layout");
-_Static_assert(sizeof(struct mp_file_header) == 64, "header layout");
+_Static_assert(sizeof(struct mp_file_header) == 80, "header layout");
 
 static const char *const kind_names[MP_KINDS] = {
 	[MP_MMAP] = "mmap", [MP_MUNMAP] = "munmap", [MP_MREMAP] = "mremap",
@@ -163,6 +165,7 @@ int mp_trace_save(const struct mp_trace *t, const char *path)
 		.buffer_min = t->buffer_min, .exit_status = t->exit_status,
 		.nstrs = (uint32_t)t->nstrs, .nsites = (uint32_t)t->nsites,
 		.nev = t->nev, .lib_dumps = t->lib.dumps,
+		.program_cpu_ns = t->program_cpu_ns, .tracer_cpu_ns = t->tracer_cpu_ns,
 	};
 	FILE *f = fopen(path, "wb");
 	int err = 0;
@@ -250,6 +253,8 @@ static int load(struct mp_trace *t, FILE *f)
 	t->buffer_min = h.buffer_min;
 	t->exit_status = h.exit_status;
 	t->lib.dumps = h.lib_dumps;
+	t->program_cpu_ns = h.program_cpu_ns;
+	t->tracer_cpu_ns = h.tracer_cpu_ns;
 	for (uint32_t i = 1; i < h.nstrs; i++) {
 		char *s = get_str(f);
 

@@ -80,6 +80,8 @@ struct mp_trace {
 	char *command;		/* the traced command line */
 	uint64_t duration_ns;	/* first exec to last exit */
 	uint64_t overhead_ns;	/* per traced syscall, subtracted from lat_ns */
+	uint64_t program_cpu_ns;	/* user + system time of the traced processes */
+	uint64_t tracer_cpu_ns;	/* user + system time of the tracer loop */
 	uint32_t buffer_min;	/* I/O buffers traced from this size; 0: none */
 	int exit_status;	/* wait status of the first process */
 	struct mp_libprof lib;

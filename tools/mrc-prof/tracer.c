@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -428,9 +429,22 @@ static int start_child(struct tracer *tr)
 	return 0;
 }
 
+static uint64_t cpu_ns(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
 int mp_tracer_run(const struct mp_tracer_opts *o, struct mp_trace *t)
 {
 	struct tracer tr = { .o = o, .t = t };
+	/* Children's times count once reaped: the root by us, the others
+	 * by their parents, so after the loop they cover the whole tree. */
+	uint64_t children0 = cpu_ns(RUSAGE_CHILDREN), self0 = cpu_ns(RUSAGE_SELF);
 	int err;
 
 	t->overhead_ns = o->overhead_ns;
@@ -460,6 +474,8 @@ int mp_tracer_run(const struct mp_tracer_opts *o, struct mp_trace *t)
 	if (!err)
 		err = tr.err;
 	t->duration_ns = tr.started && tr.t_last > tr.t0 ? tr.t_last - tr.t0 : 0;
+	t->program_cpu_ns = cpu_ns(RUSAGE_CHILDREN) - children0;
+	t->tracer_cpu_ns = cpu_ns(RUSAGE_SELF) - self0;
 	mp_callsites_destroy(tr.cs);
 	mp_maps_destroy(tr.maps);
 	free(tr.th);
