@@ -1,12 +1,13 @@
 # mrc-bench: the benchmark tool's flags, `make bench` and the smoke suite.
 #
-# UCX's ucs_rcache is a peer only when libucx-dev is installed; without it
-# the peer reports itself unavailable and everything still builds.
+# UCX's ucs_rcache is a peer only when libucx-dev's headers are installed
+# (the tool dlopen()s libucs in the UCX peer's own process, see
+# tools/mrc-bench/peer_ucx.c); without them the peer reports itself
+# unavailable and everything still builds.
 ifneq ($(shell pkg-config --exists ucx-ucs 2>/dev/null && echo yes),)
 TOOL_CFLAGS_mrc-bench := -DMRC_BENCH_UCX $(shell pkg-config --cflags ucx-ucs)
-TOOL_LIBS_mrc-bench := $(shell pkg-config --libs ucx-ucs)
 endif
-TOOL_LIBS_mrc-bench += -lm
+TOOL_LIBS_mrc-bench := -ldl -lm
 
 BENCH_ROUNDS ?= 7
 BENCH_ARGS ?=

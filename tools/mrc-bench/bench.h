@@ -150,6 +150,20 @@ void child_run(const struct workload *w, const struct bench_peer *proto,
 uint64_t now_ns(void);
 uint64_t rng_next(uint64_t *state);
 double median(double *v, int n);
+
+/*
+ * Batches: a loop timed in short slices and the median slice reported, so
+ * that a slice in which another process had the CPU (two cores shared with
+ * other work) does not move the figure.
+ */
+struct batches {
+	int n, cap;
+	double *per_op;			/* ns per operation, one per slice */
+};
+
+int batches_init(struct batches *b, int cap);
+void batches_add(struct batches *b, uint64_t ns, long ops);
+double batches_median(struct batches *b);	/* frees the slices */
 size_t page_size(void);
 /* An anonymous mapping of n small pages, touched or not; NULL on failure. */
 void *pages_map(size_t n);

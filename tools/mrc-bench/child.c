@@ -5,7 +5,7 @@
  * Hooks a peer installs (UCX patches libc's munmap, mrcache's hooks monitor
  * interposes it) stay in that process; memory deltas belong to one cache;
  * a peer that hangs or crashes costs one sample, not the run.  The child's
- * stderr goes to a memfd so that the reason a peer cannot start (mrcache
+ * stdout and stderr go to a memfd so that the reason a peer cannot start (mrcache
  * logs it) comes back with the sample.
  */
 #include <errno.h>
@@ -108,10 +108,13 @@ void child_run(const struct workload *w, const struct bench_peer *proto,
 		int errfd = memfd_create("mrc-bench-stderr", 0);
 
 		close(pfd[0]);
-		if (errfd >= 0 && !o->verbose)
+		if (errfd >= 0 && !o->verbose) {
+			dup2(errfd, 1);		/* UCX logs to stdout */
 			dup2(errfd, 2);
+		}
 		alarm(CHILD_TIMEOUT_S);
 		child_body(w, proto, param, o, &s, errfd);
+		fflush(NULL);
 		if (write(pfd[1], &s, sizeof(s)) != (ssize_t)sizeof(s))
 			_exit(2);
 		_exit(0);

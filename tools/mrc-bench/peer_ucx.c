@@ -8,6 +8,12 @@
  * queues the regions an munmap hits and deregisters them in its next
  * ucs_rcache_get(); it has no progress call, so progress() is a get and put
  * of a sentinel page that stays cached.
+ *
+ * libucs is dlopen()ed by the UCX peer's own child process, never linked:
+ * loading it installs UCM's hooks, which patch the process's munmap (here
+ * mrcache's interposed one) to a raw syscall, and mrcache's hooks monitor
+ * would then never see an munmap.  Two hook owners in one process do not
+ * mix; each peer gets a process of its own.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +21,7 @@
 #include "bench.h"
 
 #ifdef MRC_BENCH_UCX
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <ucm/api/ucm.h>
 #include <ucs/memory/rcache.h>
@@ -29,6 +36,40 @@ struct ucx_peer {
 	ucs_rcache_t *rcache;
 	void *sentinel;
 };
+
+/* The few entry points used, resolved from libucs at open(). */
+static struct {
+	ucs_status_t (*create)(const ucs_rcache_params_t *, const char *,
+			       ucs_stats_node_t *, ucs_rcache_t **);
+	void (*destroy)(ucs_rcache_t *);
+	ucs_status_t (*get)(ucs_rcache_t *, void *, size_t, int, void *,
+			    ucs_rcache_region_t **);
+	void (*put)(ucs_rcache_t *, ucs_rcache_region_t *);
+	const char *(*status_string)(ucs_status_t);
+} ucs;
+
+static int ucx_load(struct bench_peer *p)
+{
+	void *lib = dlopen("libucs.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+
+	if (!lib) {
+		snprintf(p->why, sizeof(p->why), "dlopen: %s", dlerror());
+		return -ENOTSUP;
+	}
+	ucs.create = (__typeof__(ucs.create))dlsym(lib, "ucs_rcache_create");
+	ucs.destroy = (__typeof__(ucs.destroy))dlsym(lib, "ucs_rcache_destroy");
+	ucs.get = (__typeof__(ucs.get))dlsym(lib, "ucs_rcache_get");
+	ucs.put = (__typeof__(ucs.put))dlsym(lib, "ucs_rcache_region_put");
+	ucs.status_string = (__typeof__(ucs.status_string))
+		dlsym(lib, "ucs_status_string");
+	if (!ucs.create || !ucs.destroy || !ucs.get || !ucs.put ||
+	    !ucs.status_string) {
+		snprintf(p->why, sizeof(p->why),
+			 "libucs.so.0 lacks the ucs_rcache entry points");
+		return -ENOTSUP;
+	}
+	return 0;
+}
 
 static ucs_status_t ucx_mem_reg(void *context, ucs_rcache_t *rcache,
 				void *arg, ucs_rcache_region_t *region,
@@ -82,9 +123,13 @@ static int ucx_open(struct bench_peer *p)
 		.max_size = (size_t)-1,
 		.max_unreleased = (size_t)-1,
 	};
-	struct ucx_peer *u = calloc(1, sizeof(*u));
+	struct ucx_peer *u;
 	ucs_status_t st;
+	int ret = ucx_load(p);
 
+	if (ret < 0)
+		return ret;
+	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
 	u->sentinel = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
@@ -93,10 +138,10 @@ static int ucx_open(struct bench_peer *p)
 		free(u);
 		return -ENOMEM;
 	}
-	st = ucs_rcache_create(&params, "mrc-bench", NULL, &u->rcache);
+	st = ucs.create(&params, "mrc-bench", NULL, &u->rcache);
 	if (st != UCS_OK) {
 		snprintf(p->why, sizeof(p->why), "ucs_rcache_create: %s",
-			 ucs_status_string(st));
+			 ucs.status_string(st));
 		munmap(u->sentinel, page_size());
 		free(u);
 		return -ENOTSUP;
@@ -109,7 +154,7 @@ static void ucx_close(struct bench_peer *p)
 {
 	struct ucx_peer *u = p->priv;
 
-	ucs_rcache_destroy(u->rcache);
+	ucs.destroy(u->rcache);
 	munmap(u->sentinel, page_size());
 	free(u);
 }
@@ -121,8 +166,8 @@ static int ucx_get(struct bench_peer *p, void *addr, size_t len, void **ref,
 	ucs_rcache_region_t *region;
 	ucs_status_t st;
 
-	st = ucs_rcache_get(u->rcache, addr, len, PROT_READ | PROT_WRITE, NULL,
-			    &region);
+	st = ucs.get(u->rcache, addr, len, PROT_READ | PROT_WRITE, NULL,
+		     &region);
 	if (st != UCS_OK)
 		return st == UCS_ERR_EXCEEDS_LIMIT ? -ENOSPC : -EIO;
 	*ref = region;
@@ -134,7 +179,7 @@ static void ucx_put(struct bench_peer *p, void *ref)
 {
 	struct ucx_peer *u = p->priv;
 
-	ucs_rcache_region_put(u->rcache, ref);
+	ucs.put(u->rcache, ref);
 }
 
 static void ucx_progress(struct bench_peer *p)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* util.c - clocks, random numbers, medians and memory probes. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,34 @@ double median(double *v, int n)
 	memcpy(tmp, v, (size_t)n * sizeof(*v));
 	qsort(tmp, (size_t)n, sizeof(*tmp), cmp_double);
 	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+int batches_init(struct batches *b, int cap)
+{
+	b->n = 0;
+	b->cap = cap;
+	b->per_op = calloc((size_t)cap, sizeof(*b->per_op));
+	return b->per_op ? 0 : -ENOMEM;
+}
+
+void batches_add(struct batches *b, uint64_t ns, long ops)
+{
+	if (b->n < b->cap && ops > 0)
+		b->per_op[b->n++] = (double)ns / (double)ops;
+}
+
+double batches_median(struct batches *b)
+{
+	double m = 0;
+
+	if (b->n > 0) {
+		qsort(b->per_op, (size_t)b->n, sizeof(*b->per_op), cmp_double);
+		m = b->n % 2 ? b->per_op[b->n / 2] :
+			(b->per_op[b->n / 2 - 1] + b->per_op[b->n / 2]) / 2;
+	}
+	free(b->per_op);
+	b->per_op = NULL;
+	return m;
 }
 
 size_t page_size(void)

@@ -11,6 +11,7 @@
 
 #define UNRELATED_CACHED 1000
 #define UNRELATED_PAGES 4
+#define UNRELATED_SLICE 50
 
 static int unrelated_run(struct bench_peer *p, long iters,
 			 const struct bench_opts *o, double *v)
@@ -18,7 +19,7 @@ static int unrelated_run(struct bench_peer *p, long iters,
 	size_t pg = page_size(), n = o->quick ? 100 : UNRELATED_CACHED;
 	void *base = pages_map(2 * n), *ref;
 	void **addr = base ? regions_layout(base, n) : NULL;
-	uint64_t t0, t1;
+	struct batches b = { 0 };
 	int ret = 0;
 
 	if (!addr) {
@@ -31,21 +32,28 @@ static int unrelated_run(struct bench_peer *p, long iters,
 		if (ret == 0)
 			p->ops->put(p, ref);
 	}
-	t0 = now_ns();
-	for (long i = 0; i < iters && ret == 0; i++) {
-		char *q = mmap(NULL, UNRELATED_PAGES * pg,
-			       PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ret == 0 && batches_init(&b, (int)(iters / UNRELATED_SLICE) + 1) < 0)
+		ret = -ENOMEM;
+	for (long i = 0; i < iters && ret == 0; i += UNRELATED_SLICE) {
+		uint64_t t0 = now_ns();
 
-		if (q == MAP_FAILED) {
-			ret = -errno;
-			break;
+		for (int k = 0; k < UNRELATED_SLICE; k++) {
+			char *q = mmap(NULL, UNRELATED_PAGES * pg,
+				       PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (q == MAP_FAILED) {
+				ret = -errno;
+				break;
+			}
+			q[0] = 1;
+			munmap(q, UNRELATED_PAGES * pg);
 		}
-		q[0] = 1;
-		munmap(q, UNRELATED_PAGES * pg);
+		batches_add(&b, now_ns() - t0, UNRELATED_SLICE);
 	}
-	t1 = now_ns();
-	v[0] = (double)(t1 - t0) / (double)iters;
+	if (ret == 0)
+		v[0] = batches_median(&b);
+	free(b.per_op);
 	munmap(base, 2 * n * pg);
 	free(addr);
 	return ret;
