@@ -2,14 +2,15 @@
 # Its suite, check-prof, traces real programs and two helpers (tests/prof/).
 TOOL_LIBS_mrc-prof := -ldw -lelf -lm
 
-PROF_HELPERS := $(BUILD)/tests/prof/vm-workload $(BUILD)/tests/prof/lib-workload
+PROF_HELPERS := $(BUILD)/tests/prof/vm-workload $(BUILD)/tests/prof/io-mix \
+  $(BUILD)/tests/prof/lib-workload
 PROF_TESTS := $(sort $(wildcard tests/prof/*.sh))
 PROF_TESTS := $(filter-out tests/prof/lib.sh,$(PROF_TESTS))
 TOOLS_EXTRA += $(PROF_HELPERS)
 CHECK_SUITES += check-prof
 
 # Built like a user's program: no sanitizer, symbols kept for call sites.
-$(BUILD)/tests/prof/vm-workload: tests/prof/vm-workload.c
+$(BUILD)/tests/prof/%: tests/prof/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -O1 -g -pthread $(WARN) -o $@ $<
 

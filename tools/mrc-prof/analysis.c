@@ -23,7 +23,7 @@ int mp_analysis_build(struct mp_analysis *a, const struct mp_trace *t,
 	memcpy(a->conf, conf, nconf * sizeof(*conf));
 	err = mp_summary_build(t, &a->sum);
 	for (size_t i = 0; !err && i < nconf; i++)
-		err = mp_sim_run(t, &a->conf[i], &a->res[i], i ? NULL : a->inval);
+		err = mp_cache_run(t, &a->conf[i], &a->res[i], i ? NULL : a->inval);
 	if (err) {
 		mp_analysis_free(a);
 		return err;

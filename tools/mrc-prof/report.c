@@ -304,7 +304,7 @@ static void json_sim(struct mp_json *j, const struct mp_analysis *a)
 		for (int c2 = 0; c2 < MP_INV_CAUSES; c2++) {
 			char key[48];
 
-			snprintf(key, sizeof(key), "invalidated_%s", mp_sim_cause_name(c2));
+			snprintf(key, sizeof(key), "invalidated_%s", mp_inv_cause_name((enum mp_inv_cause)c2));
 			mp_json_u64(j, key, r->invalidated[c2]);
 		}
 		mp_json_u64(j, "vm_calls_invalidating", r->ops_invalidating);

@@ -20,12 +20,12 @@ struct region {
 	int stale;
 };
 
-struct space {
+struct space {			/* one process: limits apply per process */
 	uint32_t tgid;
-	uint64_t brk;
+	struct mp_vm_state vm;
 	struct region *v;
 	size_t n, cap;
-	uint64_t shm_addr[16], shm_len[16];
+	uint64_t bytes;
 };
 
 struct sim {
@@ -45,11 +45,9 @@ const char *mp_sim_monitor_name(enum mp_sim_monitor m)
 	return m < MP_MON_COUNT ? monitor_names[m] : "invalid";
 }
 
-const char *mp_sim_cause_name(enum mp_sim_cause c)
+const char *mp_engine_name(enum mp_engine e)
 {
-	static const char *const n[MP_INV_CAUSES] = { "unmap", "remap", "discard" };
-
-	return c < MP_INV_CAUSES ? n[c] : "invalid";
+	return e == MP_ENGINE_LIB ? "libmrcache" : "sim";
 }
 
 /* Monitor costs: bpf from docs measured on this machine kind
@@ -141,6 +139,15 @@ static int parse_key(struct mp_sim_config *c, const char *k, const char *v)
 		return parse_size(v, &c->max_bytes);
 	if (!strcmp(k, "backend"))
 		return set_backend(c, v);
+	if (!strcmp(k, "engine")) {
+		if (!strcmp(v, "sim"))
+			c->engine = MP_ENGINE_SIM;
+		else if (!strcmp(v, "libmrcache"))
+			c->engine = MP_ENGINE_LIB;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcmp(k, "monitor")) {
 		for (int m = 0; m < MP_MON_COUNT; m++)
 			if (!strcmp(v, monitor_names[m])) {
@@ -238,14 +245,24 @@ static struct space *space_get(struct sim *s, uint32_t tgid)
 	return &v[s->nsp++];
 }
 
-static double reg_cost(const struct mp_sim_config *c, uint64_t len)
+double mp_sim_reg_ns(const struct mp_sim_config *c, uint64_t len)
 {
 	return c->reg_ns + c->reg_ns_per_byte * (double)len;
 }
 
-static double dereg_cost(const struct mp_sim_config *c, uint64_t len)
+double mp_sim_dereg_ns(const struct mp_sim_config *c, uint64_t len)
 {
 	return c->dereg_ns + c->dereg_ns_per_byte * (double)len;
+}
+
+void mp_sim_count_op(struct mp_sim_result *r, uint32_t n)
+{
+	int b = 31 - __builtin_clz(n);
+
+	r->ops_invalidating++;
+	r->per_op_hist[b < 16 ? b : 15]++;
+	if (n > r->max_per_op)
+		r->max_per_op = n;
 }
 
 /* First region whose end is above addr. */
@@ -269,38 +286,33 @@ static void drop(struct sim *s, struct space *sp, size_t i)
 	uint64_t len = sp->v[i].end - sp->v[i].start;
 
 	s->r->deregistrations++;
-	s->r->dereg_ns += dereg_cost(s->c, len);
+	s->r->dereg_ns += mp_sim_dereg_ns(s->c, len);
 	s->r->monitor_ns += s->c->unwatch_ns;
 	s->regions--;
 	s->bytes -= len;
+	sp->bytes -= len;
 	memmove(&sp->v[i], &sp->v[i + 1], (sp->n - i - 1) * sizeof(sp->v[0]));
 	sp->n--;
 }
 
-static void evict_lru(struct sim *s, uint64_t keep_start)
+static void evict_lru(struct sim *s, struct space *sp, uint64_t keep_start)
 {
-	struct space *best_sp = NULL;
-	size_t best = 0;
+	size_t best = sp->n;
 
-	for (size_t k = 0; k < s->nsp; k++)
-		for (size_t i = 0; i < s->sp[k].n; i++) {
-			struct region *r = &s->sp[k].v[i];
-
-			if (r->start == keep_start)
-				continue;
-			if (!best_sp || r->stamp < best_sp->v[best].stamp)
-				best_sp = &s->sp[k], best = i;
-		}
-	if (best_sp) {
+	for (size_t i = 0; i < sp->n; i++)
+		if (sp->v[i].start != keep_start &&
+		    (best == sp->n || sp->v[i].stamp < sp->v[best].stamp))
+			best = i;
+	if (best < sp->n) {
 		s->r->dereg_evicted++;
-		drop(s, best_sp, best);
+		drop(s, sp, best);
 	}
 }
 
-static int over_limits(const struct sim *s)
+static int over_limits(const struct sim *s, const struct space *sp)
 {
-	return (s->c->max_regions && s->regions > s->c->max_regions) ||
-	       (s->c->max_bytes && s->bytes > s->c->max_bytes);
+	return (s->c->max_regions && sp->n > s->c->max_regions) ||
+	       (s->c->max_bytes && sp->bytes > s->c->max_bytes);
 }
 
 static int use_buffer(struct sim *s, struct space *sp, uint64_t addr, uint64_t len)
@@ -314,7 +326,7 @@ static int use_buffer(struct sim *s, struct space *sp, uint64_t addr, uint64_t l
 		return 0;
 	r->uses++;
 	r->lookup_ns += s->c->lookup_ns;
-	r->nocache_ns += reg_cost(s->c, end - start) + dereg_cost(s->c, end - start);
+	r->nocache_ns += mp_sim_reg_ns(s->c, end - start) + mp_sim_dereg_ns(s->c, end - start);
 	if (i < sp->n && sp->v[i].start <= start && end <= sp->v[i].end) {
 		r->hits++;
 		r->stale_hits += (uint64_t)sp->v[i].stale;
@@ -334,8 +346,8 @@ static int use_buffer(struct sim *s, struct space *sp, uint64_t addr, uint64_t l
 	if (s->c->max_bytes && end - start > s->c->max_bytes) {
 		r->uncached++;	/* registered for this use only */
 		r->registrations++, r->deregistrations++;
-		r->reg_ns += reg_cost(s->c, end - start);
-		r->dereg_ns += dereg_cost(s->c, end - start);
+		r->reg_ns += mp_sim_reg_ns(s->c, end - start);
+		r->dereg_ns += mp_sim_dereg_ns(s->c, end - start);
 		return 0;
 	}
 	if (sp->n == sp->cap) {
@@ -352,12 +364,13 @@ static int use_buffer(struct sim *s, struct space *sp, uint64_t addr, uint64_t l
 	*reg = (struct region){ .start = start, .end = end, .stamp = ++s->clock };
 	sp->n++;
 	r->registrations++;
-	r->reg_ns += reg_cost(s->c, end - start);
+	r->reg_ns += mp_sim_reg_ns(s->c, end - start);
 	r->monitor_ns += s->c->watch_ns;
 	s->regions++;
 	s->bytes += end - start;
-	while (over_limits(s) && s->regions > 1)
-		evict_lru(s, start);
+	sp->bytes += end - start;
+	while (over_limits(s, sp) && sp->n > 1)
+		evict_lru(s, sp, start);
 	if (s->regions > r->peak_regions)
 		r->peak_regions = s->regions;
 	if (s->bytes > r->peak_bytes)
@@ -366,14 +379,13 @@ static int use_buffer(struct sim *s, struct space *sp, uint64_t addr, uint64_t l
 }
 
 static uint32_t invalidate(struct sim *s, struct space *sp, uint64_t start, uint64_t len,
-			   enum mp_sim_cause cause)
+			   enum mp_inv_cause cause)
 {
 	uint64_t end = (start + len + PAGE - 1) & ~(PAGE - 1);
 	uint32_t n = 0;
 	size_t i;
 
 	start &= ~(PAGE - 1);
-	s->r->monitor_ns += s->c->vmcall_ns;
 	if (!len)
 		return 0;
 	for (i = first_above(sp, start); i < sp->n && sp->v[i].start < end;) {
@@ -400,67 +412,21 @@ static void teardown(struct sim *s, struct space *sp)
 		s->r->dereg_teardown++;
 		drop(s, sp, sp->n - 1);
 	}
-	sp->brk = 0;
-	memset(sp->shm_addr, 0, sizeof(sp->shm_addr));
 }
 
 static uint32_t on_vm_event(struct sim *s, struct space *sp, const struct mp_event *e)
 {
-	uint64_t ret = (uint64_t)e->ret;
+	struct mp_range rg[2];
+	enum mp_inv_cause cause;
+	int nr = mp_vm_ranges(&sp->vm, e, rg, &cause);
 	uint32_t n = 0;
 
-	if (e->flags & MP_EV_ERROR)
-		return 0;
-	switch (e->kind) {
-	case MP_MMAP:
-		if ((e->a[2] & MAP_FIXED) && !(e->a[2] & MAP_FIXED_NOREPLACE))
-			n = invalidate(s, sp, ret, e->a[1], MP_INV_UNMAP);
-		break;
-	case MP_MUNMAP:
-		n = invalidate(s, sp, e->a[0], e->a[1], MP_INV_UNMAP);
-		break;
-	case MP_MREMAP:
-		if (ret != e->a[0]) {	/* moved: the old range and the target */
-			n = invalidate(s, sp, e->a[0], e->a[1], MP_INV_REMAP);
-			n += invalidate(s, sp, ret, e->a[2], MP_INV_REMAP);
-		} else if (e->a[2] < e->a[1]) {
-			n = invalidate(s, sp, e->a[0] + e->a[2], e->a[1] - e->a[2], MP_INV_REMAP);
-		}
-		break;
-	case MP_MADVISE:
-		if (e->a[2] == MADV_DONTNEED || e->a[2] == MADV_FREE ||
-		    e->a[2] == MADV_REMOVE || e->a[2] == 24 /* MADV_DONTNEED_LOCKED */)
-			n = invalidate(s, sp, e->a[0], e->a[1], MP_INV_DISCARD);
-		break;
-	case MP_BRK:
-		if (sp->brk && ret < sp->brk)
-			n = invalidate(s, sp, ret, sp->brk - ret, MP_INV_UNMAP);
-		sp->brk = ret;
-		break;
-	case MP_SHMAT:
-		for (int i = 0; i < 16; i++)
-			if (!sp->shm_addr[i]) {
-				sp->shm_addr[i] = ret;
-				sp->shm_len[i] = e->a[3];
-				break;
-			}
-		break;
-	case MP_SHMDT:
-		for (int i = 0; i < 16; i++)
-			if (sp->shm_addr[i] == e->a[0]) {
-				n = invalidate(s, sp, e->a[0], sp->shm_len[i], MP_INV_UNMAP);
-				sp->shm_addr[i] = 0;
-			}
-		break;
-	}
-	if (n) {
-		int b = 31 - __builtin_clz(n);
-
-		s->r->ops_invalidating++;
-		s->r->per_op_hist[b < 16 ? b : 15]++;
-		if (n > s->r->max_per_op)
-			s->r->max_per_op = n;
-	}
+	if (mp_vm_unmapping_call(e))
+		s->r->monitor_ns += s->c->vmcall_ns;
+	for (int i = 0; i < nr; i++)
+		n += invalidate(s, sp, rg[i].start, rg[i].len, cause);
+	if (n)
+		mp_sim_count_op(s->r, n);
 	return n;
 }
 
@@ -484,8 +450,10 @@ int mp_sim_run(const struct mp_trace *t, const struct mp_sim_config *c,
 			n = on_vm_event(&s, sp, e);
 		else if (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE)
 			err = use_buffer(&s, sp, e->a[1], e->a[2]);
-		else if (e->kind == MP_EXEC || e->kind == MP_EXIT)
+		else if (e->kind == MP_EXEC || e->kind == MP_EXIT) {
 			teardown(&s, sp);
+			memset(&sp->vm, 0, sizeof(sp->vm));
+		}
 		if (per_event)
 			per_event[i] = n;
 	}
@@ -495,6 +463,14 @@ int mp_sim_run(const struct mp_trace *t, const struct mp_sim_config *c,
 	}
 	free(s.sp);
 	return err;
+}
+
+int mp_cache_run(const struct mp_trace *t, const struct mp_sim_config *c,
+		 struct mp_sim_result *r, uint32_t *per_event)
+{
+	if (c->engine == MP_ENGINE_LIB)
+		return mp_libreplay_run(t, c, r, per_event);
+	return mp_sim_run(t, c, r, per_event);
 }
 
 double mp_sim_total_ns(const struct mp_sim_result *r)

@@ -12,8 +12,11 @@
  * madvise DONTNEED/FREE/REMOVE, brk shrink, shmdt) invalidate the regions
  * they overlap; exec and exit tear a space's regions down.
  *
- * This is a simulation, not libmrcache: costs come from the model below,
- * not from registering anything.
+ * Two engines run a configuration: "sim" (this file's simulation, the
+ * default) and "libmrcache" (libreplay.c: the real cache, monitor none,
+ * told of each invalidating call by mrcache_invalidate(), with a callbacks
+ * backend that charges the model).  Neither registers anything: costs come
+ * from the model below.
  */
 #ifndef MP_SIM_H
 #define MP_SIM_H
@@ -22,12 +25,16 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "trace.h"
+#include "vmranges.h"
 
 enum mp_sim_monitor { MP_MON_KERNEL, MP_MON_BPF, MP_MON_UFFD, MP_MON_HOOKS, MP_MON_NONE,
 		      MP_MON_COUNT };
 
+enum mp_engine { MP_ENGINE_SIM, MP_ENGINE_LIB };
+
 struct mp_sim_config {
 	char name[64];
+	enum mp_engine engine;
 	uint64_t max_regions, max_bytes;	/* 0: unlimited */
 	enum mp_sim_monitor monitor;
 	char backend[16];			/* preset the costs came from */
@@ -40,10 +47,8 @@ struct mp_sim_config {
 	double inval_ns;			/* monitor, per invalidated region */
 };
 
-enum mp_sim_cause { MP_INV_UNMAP, MP_INV_REMAP, MP_INV_DISCARD, MP_INV_CAUSES };
-
 struct mp_sim_result {
-	uint64_t uses, hits, misses, stale_hits, uncached;
+	uint64_t uses, hits, misses, stale_hits, uncached;	/* stale: sim only */
 	uint64_t registrations, deregistrations;
 	uint64_t dereg_invalidated, dereg_evicted, dereg_merged, dereg_teardown;
 	uint64_t invalidated[MP_INV_CAUSES];
@@ -61,13 +66,23 @@ void mp_sim_config_default(struct mp_sim_config *c);
  * message. */
 int mp_sim_config_parse(const char *spec, struct mp_sim_config *c);
 
-/* Runs the trace through the cache.  per_event, if not NULL, gets the
- * number of regions each event invalidated (t->nev entries). */
+/* Runs the trace through the configuration's engine.  per_event, if not
+ * NULL, gets the number of regions each event invalidated (t->nev
+ * entries).  0 or -errno. */
+int mp_cache_run(const struct mp_trace *t, const struct mp_sim_config *c,
+		 struct mp_sim_result *r, uint32_t *per_event);
 int mp_sim_run(const struct mp_trace *t, const struct mp_sim_config *c,
 	       struct mp_sim_result *r, uint32_t *per_event);
 
+int mp_libreplay_run(const struct mp_trace *t, const struct mp_sim_config *c,
+		     struct mp_sim_result *r, uint32_t *per_event);
+/* The model's costs of one registration / deregistration of len bytes. */
+double mp_sim_reg_ns(const struct mp_sim_config *c, uint64_t len);
+double mp_sim_dereg_ns(const struct mp_sim_config *c, uint64_t len);
+/* Counts one VM call that invalidated n regions (n > 0). */
+void mp_sim_count_op(struct mp_sim_result *r, uint32_t n);
 double mp_sim_total_ns(const struct mp_sim_result *r);
 const char *mp_sim_monitor_name(enum mp_sim_monitor m);
-const char *mp_sim_cause_name(enum mp_sim_cause c);
+const char *mp_engine_name(enum mp_engine e);
 
 #endif
