@@ -453,19 +453,27 @@ int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* Kernels before these fields existed (none we attach to) get 512. */
+struct folio___v61 {
+	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
 static __always_inline __u64 folio_pages(struct folio *folio)
 {
-	__u64 flags = 0, flags1 = 0;
 	int head = bpf_core_enum_value(enum pageflags, PG_head);
+	__u64 flags = 0;
+	__u32 nr = 0;
 
-	bpf_core_read(&flags, sizeof(flags), &folio->flags);
+	/* flags is the first word of every struct page/folio, but its type
+	 * changed (unsigned long, then memdesc_flags_t): read it raw. */
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio);
 	if (!(flags & (1ull << head)))
 		return 1;
-	if (bpf_core_field_exists(folio->_flags_1)) {
-		bpf_core_read(&flags1, sizeof(flags1), &folio->_flags_1);
-		return 1ull << (flags1 & 0xff);
-	}
-	return 512;	/* order unknown here: assume a PMD-sized folio */
+	if (bpf_core_field_exists(folio->_nr_pages))
+		nr = BPF_CORE_READ(folio, _nr_pages);
+	else if (bpf_core_field_exists(((struct folio___v61 *)folio)->_folio_nr_pages))
+		nr = BPF_CORE_READ((struct folio___v61 *)folio, _folio_nr_pages);
+	return nr ? nr : 512;
 }
 
 SEC("tp_btf/mm_filemap_delete_from_page_cache")

@@ -31,7 +31,7 @@ const char *mrc_bpf_variant_name(enum mrc_bpf_variant v)
 
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[512];
+	char buf[8192];	/* a verifier log comes in one piece */
 	size_t n;
 
 	if (level == LIBBPF_DEBUG)
