@@ -3,9 +3,9 @@
  * mrc-bpf-bench - what the bpf monitor costs, in one run on this machine:
  * munmap of a touched 4 KiB page unwatched and watched, and a cheap
  * unrelated system call (getppid) in this process and in another one,
- * with 10 to 100,000 watched ranges, against the same operations with no
- * programs attached (measured before and after).  Medians; ratios are the
- * figures to compare on a noisy machine.
+ * with 10 to 100,000 watched ranges, against the same operations with the
+ * programs detached, measured right before each row (the machine is noisy:
+ * compare within a row).  Medians.
  *
  *   mrc-bpf-bench [-n SAMPLES] [-c COUNT,COUNT,...]
  */
@@ -29,6 +29,7 @@ int main(void)
 }
 #else
 #include <bpf/libbpf.h>
+#include "mrc_monitor.skel.h"
 
 #define PAGE 4096ul
 #define SYSCALL_BATCH 200
@@ -180,10 +181,15 @@ int main(int argc, char **argv)
 	unsigned long counts[MAX_COUNTS] = { 10, 100, 1000, 10000, 100000 };
 	int ncounts = 5, opt, err;
 	struct mrc_watch *ws;
-	struct row before, after, r;
+	struct {
+		struct row base, r;
+		double watch, cells;
+	} rows[MAX_COUNTS];
+	struct row warm;
 	struct mrc_monitor *mon;
+	struct mrc_bpf_skel *skel;
 	unsigned long have = 0;
-	double base_un, base_sys, base_other, watch_ns;
+	const char *variant;
 	char *area;
 
 	while ((opt = getopt(argc, argv, "n:c:h")) != -1) {
@@ -198,7 +204,7 @@ int main(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	measure(NULL, &before);
+	measure(NULL, &warm);		/* first faults, caches, TCG */
 	err = mrc_monitor_bpf_ops.start(NULL, &mon);
 	if (err) {
 		fprintf(stderr, "mrc-bpf-bench: the bpf monitor cannot start here: %s\n",
@@ -210,19 +216,11 @@ int main(int argc, char **argv)
 	area = mmap(NULL, 2 * PAGE * counts[ncounts - 1], PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	ws = calloc(counts[ncounts - 1], sizeof(*ws));
+	skel = ((struct mrc_bpf_mon *)mon)->skel;
 	if (area == MAP_FAILED || !ws) {
 		fprintf(stderr, "mrc-bpf-bench: out of memory\n");
 		return 1;
 	}
-	printf("bpf monitor, %s variant; %u samples; medians in ns "
-	       "(ratio to no programs attached)\n",
-	       mrc_bpf_variant_name(((struct mrc_bpf_mon *)mon)->variant), samples);
-	printf("%8s %18s %18s %16s %16s %10s %9s\n", "watched", "munmap unwatched",
-	       "munmap watched", "getppid (self)", "getppid (other)", "watch()",
-	       "cells/op");
-	base_un = before.unwatched;
-	base_sys = before.sys_self;
-	base_other = before.sys_other;
 	for (int c = 0; c < ncounts; c++) {
 		struct mrc_bpf_stats *st = &((struct mrc_bpf_mon *)mon)->ix.ctl->stats;
 		struct mrc_bpf_stats st0;
@@ -237,23 +235,38 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		watch_ns = added ? (double)(now_ns() - t0) / (double)added : 0;
+		rows[c].watch = added ? (double)(now_ns() - t0) / (double)added : 0;
+		mrc_bpf_skel__detach(skel);
+		measure(NULL, &rows[c].base);
+		if (mrc_bpf_skel__attach(skel)) {
+			fprintf(stderr, "mrc-bpf-bench: re-attaching failed\n");
+			return 1;
+		}
 		st0 = *st;
-		measure(mon, &r);
+		measure(mon, &rows[c].r);
 		ring_buffer__consume(((struct mrc_bpf_mon *)mon)->rb);
-		printf("%8lu %9.0f (%5.2fx) %9.0f (%5.2fx) %7.0f (%+5.0f) %7.0f (%+5.0f) %10.0f %9.2f\n",
-		       counts[c], r.unwatched, r.unwatched / base_un, r.watched,
-		       r.watched / base_un, r.sys_self, r.sys_self - base_sys,
-		       r.sys_other, r.sys_other - base_other, watch_ns,
-		       (double)(st->cells - st0.cells) / (double)(st->calls - st0.calls + !(st->calls - st0.calls)));
+		rows[c].cells = (double)(st->cells - st0.cells) /
+				(double)(st->calls - st0.calls + !(st->calls - st0.calls));
 	}
+	variant = mrc_bpf_variant_name(((struct mrc_bpf_mon *)mon)->variant);
 	for (unsigned long i = 0; i < have; i++)
 		mrc_bpf_unwatch(mon, &ws[i]);
 	mrc_monitor_bpf_ops.stop(mon);
-	measure(NULL, &after);
-	printf("no programs: munmap %.0f ns before, %.0f after; getppid %.0f / %.0f ns "
-	       "(self), %.0f / %.0f ns (other)\n", before.unwatched, after.unwatched,
-	       before.sys_self, after.sys_self, before.sys_other, after.sys_other);
+	printf("bpf monitor, %s variant; %u samples; medians in ns "
+	       "(ratio or difference to no programs attached)\n", variant, samples);
+	printf("%8s %8s %18s %18s %8s %16s %16s %9s %8s\n", "watched", "munmap",
+	       "munmap unwatched", "munmap watched", "getppid", "getppid (self)",
+	       "getppid (other)", "watch()", "cells/op");
+	printf("%8s %8s %18s %18s %8s\n", "", "detached", "", "", "detached");
+	for (int c = 0; c < ncounts; c++) {
+		const struct row *r = &rows[c].r, *b = &rows[c].base;
+
+		printf("%8lu %8.0f %9.0f (%5.2fx) %9.0f (%5.2fx) %8.0f %7.0f (%+5.0f) %7.0f (%+5.0f) %9.0f %8.2f\n",
+		       counts[c], b->unwatched, r->unwatched, r->unwatched / b->unwatched,
+		       r->watched, r->watched / b->unwatched, b->sys_self, r->sys_self,
+		       r->sys_self - b->sys_self, r->sys_other, r->sys_other - b->sys_other,
+		       rows[c].watch, rows[c].cells);
+	}
 	free(ws);
 	munmap(area, 2 * PAGE * counts[ncounts - 1]);
 	return 0;
