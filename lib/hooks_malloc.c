@@ -61,14 +61,21 @@ struct chunk_info {
 static void *next_free_fn, *next_realloc_fn, *next_trim_fn;
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 
+static void leak(void *p)
+{
+}
+
+/* The first free() looks the next one up with dlsym(), which may free in
+ * turn (before a sanitizer's runtime is even initialised): those nested
+ * frees leak, since whose memory it is is not known yet. */
 static void (*next_free(void))(void *)
 {
 	void *fn = __atomic_load_n(&next_free_fn, __ATOMIC_ACQUIRE);
 
 	if (fn)
 		return (void (*)(void *))fn;
-	if (resolving)		/* dlsym itself freeing: glibc's is right */
-		return __libc_free;
+	if (resolving)
+		return leak;
 	resolving = 1;
 	fn = hooks_next(&next_free_fn, "free");
 	resolving = 0;

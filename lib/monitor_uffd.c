@@ -82,6 +82,7 @@ static struct {
 	uint64_t features;
 	struct uffd_span spans;	/* list head */
 	uint32_t inflight;	/* atomic: handler holds unreported events */
+	uint32_t running;	/* atomic: the handler reached its loop */
 } state = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
@@ -108,6 +109,7 @@ static void forget_in_child(void)
 	state.fd = state.stop_fd = -1;
 	state.users = 0;
 	state.inflight = 0;
+	state.running = 0;
 	state.spans.next = state.spans.prev = &state.spans;
 	pthread_mutex_init(&state.lock, NULL);
 }
@@ -150,6 +152,7 @@ static void *handler_main(void *arg)
 	};
 	struct uffd_msg msgs[32];
 
+	__atomic_store_n(&state.running, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		ssize_t n;
 
@@ -262,6 +265,10 @@ static int uffd_open_state(int level)
 	if (rc)
 		goto fail;
 	pthread_setname_np(state.handler, "mrcache-uffd");
+	/* Started means running: the thread's own setup (its stack, a
+	 * sanitizer's per-thread maps) is over before the first watch. */
+	while (!__atomic_load_n(&state.running, __ATOMIC_ACQUIRE))
+		sched_yield();
 	state.pid = getpid();
 	return 0;
 fail:
@@ -280,6 +287,7 @@ static void uffd_close_state(void)
 	if (write(state.stop_fd, &one, sizeof(one)) != sizeof(one))
 		mrc_log(0, "monitor uffd: cannot stop the handler: %s", strerror(errno));
 	pthread_join(state.handler, NULL);
+	state.running = 0;
 	/* Closing drops every registration and wakes any blocked thread. */
 	close(state.fd);
 	close(state.stop_fd);
