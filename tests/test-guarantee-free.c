@@ -2,19 +2,23 @@
 /*
  * Monitor guarantee through glibc's own unmapping: free() of a large block
  * (glibc munmaps it) followed by a malloc that returns the same address,
- * and free() at the top of the heap (glibc trims the break) followed by a
- * malloc that grows it back.  A later get on the new block misses.
+ * free() at the top of the heap (glibc trims the break) followed by a
+ * malloc that grows it back, and realloc() shrinking a large block (glibc
+ * mremaps it smaller) with fresh memory then mapped over the cut tail.  A
+ * later get on the range misses.
  */
 #include <errno.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "guarantee.h"
 
 #define MMAPPED_LEN (2ul << 20)
 #define TRIM_LEN (1ul << 20)
+#define PAGE 4096ul
 
 static int prepare_mmapped(struct guarantee_ctx *c)
 {
@@ -84,6 +88,49 @@ static int apply_heap_top(struct guarantee_ctx *c)
 	return realloc_same(c);
 }
 
+/* The first unmapped page in [from, to), or NULL. */
+static char *first_hole(char *from, char *to)
+{
+	unsigned char vec;
+
+	for (char *p = from; p < to; p += PAGE)
+		if (mincore(p, PAGE, &vec) && errno == ENOMEM)
+			return p;
+	return NULL;
+}
+
+static int apply_realloc_shrink(struct guarantee_ctx *c)
+{
+	uintptr_t old = (uintptr_t)c->addr;
+	char *page0 = (char *)(old & ~(PAGE - 1));
+	char *end = (char *)((old + c->len + PAGE - 1) & ~(PAGE - 1));
+	void *shrunk = realloc(c->addr, c->len / 2);
+	char *tail;
+
+	if (!shrunk)
+		return -ENOMEM;
+	if ((uintptr_t)shrunk != old) {
+		snprintf(c->why, sizeof(c->why), "realloc moved the block");
+		c->addr = shrunk;
+		return GUARANTEE_SKIP;
+	}
+	tail = first_hole(page0, end);
+	if (!tail) {
+		snprintf(c->why, sizeof(c->why), "realloc kept every page");
+		return GUARANTEE_SKIP;
+	}
+	c->aux = tail;
+	c->aux_len = (size_t)(end - tail);
+	return guarantee_map(tail, c->aux_len, 0) ? 0 : -EADDRINUSE;
+}
+
+static void release_realloced(struct guarantee_ctx *c)
+{
+	free(c->addr);
+	if (c->aux)
+		munmap(c->aux, c->aux_len);
+}
+
 static void release(struct guarantee_ctx *c)
 {
 	free(c->addr);
@@ -95,6 +142,8 @@ int main(void)
 	static const struct guarantee_case cases[] = {
 		{ "free-mmapped", prepare_mmapped, apply_mmapped, release, NULL },
 		{ "free-heap-trim", prepare_heap_top, apply_heap_top, release, NULL },
+		{ "realloc-shrink", prepare_mmapped, apply_realloc_shrink,
+		  release_realloced, NULL },
 	};
 
 	return guarantee_run(cases, sizeof(cases) / sizeof(cases[0]));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Monitor guarantee: madvise DONTNEED (private memory), REMOVE (shared
+ * Monitor guarantee: madvise DONTNEED (private memory, all of it or one
+ * page), REMOVE (shared
  * memory) and FREE discard a cached range's pages; a later get misses.
  * MADV_FREE never frees pages that are pinned, so a stale registration
  * still sees the same pages: there the negative control is the hit alone.
@@ -19,6 +20,11 @@ static int apply_dontneed(struct guarantee_ctx *c)
 	return advise(c, MADV_DONTNEED);
 }
 
+static int apply_dontneed_page(struct guarantee_ctx *c)
+{
+	return madvise((char *)c->addr + 3 * 4096, 4096, MADV_DONTNEED) ? -errno : 0;
+}
+
 static int apply_free(struct guarantee_ctx *c)
 {
 	return advise(c, MADV_FREE);
@@ -34,6 +40,8 @@ int main(void)
 	static const struct guarantee_case cases[] = {
 		{ "madv-dontneed", guarantee_prepare_private, apply_dontneed,
 		  guarantee_release_maps, NULL },
+		{ "madv-dontneed-page", guarantee_prepare_private,
+		  apply_dontneed_page, guarantee_release_maps, NULL },
 		{ "madv-remove", guarantee_prepare_shared, apply_remove,
 		  guarantee_release_maps, NULL },
 		{ "madv-free", guarantee_prepare_private, apply_free,

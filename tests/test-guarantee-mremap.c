@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Monitor guarantee for mremap: moving a cached range away (then mapping
- * fresh memory there), moving other memory onto it, and shrinking it (then
- * mapping fresh memory over the cut tail).  A later get misses.
+ * fresh memory there), moving other memory onto it, shrinking it (then
+ * mapping fresh memory over the cut tail), growing it where it cannot grow
+ * in place (so it moves), and MREMAP_DONTUNMAP (the pages move, the range
+ * stays mapped but empty).  A later get misses.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include "guarantee.h"
 
@@ -44,6 +48,44 @@ static int apply_shrink(struct guarantee_ctx *c)
 	return guarantee_map((char *)c->addr + half, half, 0) ? 0 : -EADDRINUSE;
 }
 
+static int apply_grow_move(struct guarantee_ctx *c)
+{
+	char *end = (char *)c->addr + c->len;
+	void *blocker = guarantee_map(end, 4096, 0);
+	void *moved;
+
+	/* Without a blocker the range may grow in place (nothing moves). */
+	moved = mremap(c->addr, c->len, 2 * c->len, MREMAP_MAYMOVE);
+	if (blocker)
+		munmap(blocker, 4096);
+	if (moved == MAP_FAILED)
+		return -errno;
+	c->aux = moved;
+	c->aux_len = 2 * c->len;
+	if (moved == c->addr) {
+		snprintf(c->why, sizeof(c->why), "the range grew in place");
+		c->len = c->aux_len;
+		c->aux = NULL;
+		return GUARANTEE_SKIP;
+	}
+	return guarantee_map(c->addr, c->len, 0) ? 0 : -EADDRINUSE;
+}
+
+static int apply_dontunmap(struct guarantee_ctx *c)
+{
+	void *moved = mremap(c->addr, c->len, c->len,
+			     MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
+
+	if (moved == MAP_FAILED) {
+		snprintf(c->why, sizeof(c->why), "MREMAP_DONTUNMAP: %s",
+			 strerror(errno));
+		return GUARANTEE_SKIP;
+	}
+	c->aux = moved;
+	c->aux_len = c->len;
+	return 0;
+}
+
 int main(void)
 {
 	static const struct guarantee_case cases[] = {
@@ -52,6 +94,10 @@ int main(void)
 		{ "mremap-move-onto", guarantee_prepare_private, apply_move_onto,
 		  guarantee_release_maps, NULL },
 		{ "mremap-shrink", guarantee_prepare_private, apply_shrink,
+		  guarantee_release_maps, NULL },
+		{ "mremap-grow-move", guarantee_prepare_private, apply_grow_move,
+		  guarantee_release_maps, NULL },
+		{ "mremap-dontunmap", guarantee_prepare_private, apply_dontunmap,
 		  guarantee_release_maps, NULL },
 	};
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Monitor guarantee: shmdt of a cached System V segment, then a new
- * segment attached at the same address; a later get misses. */
+ * segment attached at the same address; and shmat(SHM_REMAP) of a new
+ * segment over a cached private range.  A later get misses. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #define LEN (64 * 1024)
 
 /* Attach a new private segment (at `at` if not NULL), removed at detach. */
-static void *attach(void *at, char *why, size_t whylen)
+static void *attach(void *at, int flags, char *why, size_t whylen)
 {
 	int id = shmget(IPC_PRIVATE, LEN, IPC_CREAT | 0600);
 	void *p;
@@ -19,7 +20,7 @@ static void *attach(void *at, char *why, size_t whylen)
 		snprintf(why, whylen, "shmget: %s", strerror(errno));
 		return NULL;
 	}
-	p = shmat(id, at, 0);
+	p = shmat(id, at, flags);
 	shmctl(id, IPC_RMID, NULL);
 	if (p == (void *)-1) {
 		snprintf(why, whylen, "shmat: %s", strerror(errno));
@@ -31,7 +32,7 @@ static void *attach(void *at, char *why, size_t whylen)
 static int prepare(struct guarantee_ctx *c)
 {
 	c->len = LEN;
-	c->addr = attach(NULL, c->why, sizeof(c->why));
+	c->addr = attach(NULL, 0, c->why, sizeof(c->why));
 	return c->addr ? 0 : GUARANTEE_SKIP;
 }
 
@@ -39,7 +40,16 @@ static int apply(struct guarantee_ctx *c)
 {
 	if (shmdt(c->addr))
 		return -errno;
-	return attach(c->addr, c->why, sizeof(c->why)) == c->addr ? 0 : -EADDRINUSE;
+	return attach(c->addr, 0, c->why, sizeof(c->why)) == c->addr ? 0 : -EADDRINUSE;
+}
+
+static int apply_remap(struct guarantee_ctx *c)
+{
+	void *p = attach(c->addr, SHM_REMAP, c->why, sizeof(c->why));
+
+	if (!p)
+		return GUARANTEE_SKIP;
+	return p == c->addr ? 0 : -EADDRINUSE;
 }
 
 static void release(struct guarantee_ctx *c)
@@ -51,6 +61,8 @@ int main(void)
 {
 	static const struct guarantee_case cases[] = {
 		{ "shmdt", prepare, apply, release, NULL },
+		{ "shmat-remap", guarantee_prepare_private, apply_remap,
+		  guarantee_release_maps, NULL },
 	};
 
 	return guarantee_run(cases, sizeof(cases) / sizeof(cases[0]));
