@@ -22,7 +22,48 @@ static const char *const prof_names[MRC_PROF_KINDS] = {
 	[MRC_PROF_DEREGISTER] = "deregister",
 	[MRC_PROF_WATCH] = "monitor",
 	[MRC_PROF_INVALIDATE] = "invalidation",
+	[MRC_PROF_MISS_OWN] = "miss_own",
+	[MRC_PROF_INVALIDATE_OWN] = "invalidation_own",
 };
+
+/*
+ * Nesting: register, deregister and monitor work (inner kinds) runs inside
+ * misses and invalidations (outer kinds), which are added after it.  Each
+ * thread remembers when its recent inner work ended and the running sum
+ * of its inner time; an outer span [end - ns, end) subtracts the inner
+ * time that ended inside it.  The ring holds the last PROF_RING inner
+ * spans: an outer span containing more loses the oldest (its own time is
+ * then overstated, never negative).
+ */
+#define PROF_RING 256
+struct prof_inner {
+	uint64_t end_ns;	/* when the inner span ended */
+	uint64_t before_ns;	/* the thread's inner time before it */
+};
+static __thread struct prof_inner prof_ring[PROF_RING];
+static __thread unsigned prof_ring_n;
+static __thread uint64_t prof_inner_ns;
+
+static int prof_is_inner(enum mrc_prof_kind kind)
+{
+	return kind == MRC_PROF_REGISTER || kind == MRC_PROF_DEREGISTER || kind == MRC_PROF_WATCH;
+}
+
+/* Inner time of this thread that ended at or after start. */
+static uint64_t prof_inner_since(uint64_t start)
+{
+	unsigned n = prof_ring_n < PROF_RING ? prof_ring_n : PROF_RING;
+	uint64_t before = prof_inner_ns;
+
+	for (unsigned i = 1; i <= n; i++) {
+		const struct prof_inner *e = &prof_ring[(prof_ring_n - i) % PROF_RING];
+
+		if (e->end_ns < start)
+			break;
+		before = e->before_ns;
+	}
+	return prof_inner_ns - before;
+}
 
 const char *mrc_prof_kind_name(enum mrc_prof_kind kind)
 {
@@ -63,7 +104,7 @@ void mrc_prof_init(void)
 	pthread_once(&prof_once, prof_setup);
 }
 
-void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
+static void prof_record(enum mrc_prof_kind kind, uint64_t ns)
 {
 	int b = ns ? 63 - __builtin_clzll(ns) : 0;
 
@@ -71,4 +112,23 @@ void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
 		b = MRC_PROF_BUCKETS - 1;
 	__atomic_fetch_add(&prof_hist[kind][b], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&prof_total_ns[kind], ns, __ATOMIC_RELAXED);
+}
+
+void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
+{
+	uint64_t now, inner;
+
+	if (kind >= MRC_PROF_MISS_OWN)
+		return;
+	prof_record(kind, ns);
+	if (prof_is_inner(kind)) {
+		prof_ring[prof_ring_n++ % PROF_RING] =
+			(struct prof_inner){ mrc_now_ns(), prof_inner_ns };
+		prof_inner_ns += ns;
+	} else if (kind == MRC_PROF_MISS || kind == MRC_PROF_INVALIDATE) {
+		now = mrc_now_ns();
+		inner = prof_inner_since(now > ns ? now - ns : 0);
+		prof_record(kind == MRC_PROF_MISS ? MRC_PROF_MISS_OWN : MRC_PROF_INVALIDATE_OWN,
+			    ns > inner ? ns - inner : 0);
+	}
 }

@@ -20,6 +20,12 @@ enum mrc_prof_kind {
 	MRC_PROF_DEREGISTER,	/* backend dereg */
 	MRC_PROF_WATCH,		/* monitor watch + unwatch */
 	MRC_PROF_INVALIDATE,	/* reclaiming invalidated regions */
+	/* Derived by prof.c, never passed to mrc_prof_add(): a miss and an
+	 * invalidation minus the register, deregister and monitor work done
+	 * inside them, so that lookup, register, deregister, monitor and
+	 * these two are disjoint and add up to the time spent. */
+	MRC_PROF_MISS_OWN,
+	MRC_PROF_INVALIDATE_OWN,
 	MRC_PROF_KINDS
 };
 

@@ -20,4 +20,12 @@ grep -q '"dumps": 1,' "$WORK/r.json" || fail "expected one MRCACHE_PROF dump"
 [ "$(count register)" = $(( $(stat registrations) + $(stat failures) )) ] || fail "registrations differ"
 [ "$(count deregister)" = "$(stat deregistrations)" ] || fail "deregistrations differ"
 [ "$(count monitor)" -gt 0 ] || fail "no monitor work recorded"
+total() {
+	awk -v k="\"$1\": {" 'index($0, k) { f = 1; next } f && /"total_ns"/ { gsub(/[^0-9]/, ""); print; exit }' \
+		"$WORK/r.json"
+}
+[ "$(count miss_own)" = "$(count miss)" ] || fail "every miss has its own time"
+[ "$(total miss_own)" -lt "$(total miss)" ] || fail "a miss's own time must exclude its registration"
+[ "$(total invalidation_own)" -lt "$(total invalidation)" ] || \
+	fail "an invalidation's own time must exclude its deregistrations"
 echo "ok: time split counts match the cache's statistics"

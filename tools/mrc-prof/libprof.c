@@ -18,6 +18,11 @@ const char *mp_libprof_kind_name(int kind)
 	return mrc_prof_kind_name((enum mrc_prof_kind)kind);
 }
 
+int mp_libprof_disjoint(int kind)
+{
+	return kind != MRC_PROF_MISS && kind != MRC_PROF_INVALIDATE;
+}
+
 int mp_libprof_prefix(char *buf, size_t len)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -62,9 +67,15 @@ int mp_libprof_parse(const char *text, struct mp_libprof *lib)
 
 	if (!strstr(text, "\"kinds\""))
 		return -EINVAL;
-	for (int k = 0; k < MP_LIB_KINDS; k++)
-		if (parse_kind(text, mp_libprof_kind_name(k), &total[k], hist[k]))
+	for (int k = 0; k < MP_LIB_KINDS; k++) {
+		if (!parse_kind(text, mp_libprof_kind_name(k), &total[k], hist[k]))
+			continue;
+		/* A dump from a library without the derived kinds. */
+		if (k < MRC_PROF_MISS_OWN)
 			return -EINVAL;
+		total[k] = 0;
+		memset(hist[k], 0, sizeof(hist[k]));
+	}
 	for (int k = 0; k < MP_LIB_KINDS; k++) {
 		lib->total_ns[k] += total[k];
 		for (int b = 0; b < MP_LIB_BUCKETS; b++)

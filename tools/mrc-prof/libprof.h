@@ -17,5 +17,9 @@ int mp_libprof_collect(const char *prefix, struct mp_trace *t);
 int mp_libprof_parse(const char *text, struct mp_libprof *lib);
 
 const char *mp_libprof_kind_name(int kind);
+/* Kinds that do not contain one another (lookup, register, deregister,
+ * monitor, miss_own, invalidation_own): their times add up to the time
+ * spent in the cache.  "miss" and "invalidation" contain inner work. */
+int mp_libprof_disjoint(int kind);
 
 #endif

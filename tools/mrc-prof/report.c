@@ -51,10 +51,8 @@ static uint64_t lib_total(const struct mp_libprof *lib)
 {
 	uint64_t sum = 0;
 
-	/* "miss" includes the registration it made: leave it out of the
-	 * total so that the shares add up to the work done. */
 	for (int k = 0; k < MP_LIB_KINDS; k++)
-		if (strcmp(mp_libprof_kind_name(k), "miss"))
+		if (mp_libprof_disjoint(k))
 			sum += lib->total_ns[k];
 	return sum;
 }
@@ -165,20 +163,20 @@ static void text_lib(FILE *f, const struct mp_trace *t)
 	}
 	fprintf(f, "\nlibmrcache time split (MRCACHE_PROF, %u process dumps; log2 histograms, "
 		"percentiles good to 2x)\n", lib->dumps);
-	fprintf(f, "  %-13s %9s %10s %6s %9s %9s %9s\n", "work", "count", "total ms", "share",
+	fprintf(f, "  %-16s %9s %10s %6s %9s %9s %9s\n", "work", "count", "total ms", "share",
 		"p50 us", "p90 us", "p99 us");
 	for (int k = 0; k < MP_LIB_KINDS; k++) {
 		const uint64_t *h = lib->hist[k];
-		int in_total = strcmp(mp_libprof_kind_name(k), "miss") != 0;
+		int in_total = mp_libprof_disjoint(k);
 
-		fprintf(f, "  %-13s %9" PRIu64 " %10.3f %5.1f%% %9.2f %9.2f %9.2f%s\n",
+		fprintf(f, "  %-16s %9" PRIu64 " %10.3f %5.1f%% %9.2f %9.2f %9.2f%s\n",
 			mp_libprof_kind_name(k), mp_hist_count(h, MP_LIB_BUCKETS),
 			(double)lib->total_ns[k] / 1e6,
 			in_total && total ? 100.0 * (double)lib->total_ns[k] / (double)total : 0.0,
 			mp_hist_percentile(h, MP_LIB_BUCKETS, 50) / 1e3,
 			mp_hist_percentile(h, MP_LIB_BUCKETS, 90) / 1e3,
 			mp_hist_percentile(h, MP_LIB_BUCKETS, 99) / 1e3,
-			in_total ? "" : "  (includes register)");
+			in_total ? "" : "  (contains inner work: not in the shares)");
 	}
 }
 
@@ -341,7 +339,8 @@ static void json_lib(struct mp_json *j, const struct mp_trace *t)
 		mp_json_open(j, mp_libprof_kind_name(k), '{');
 		mp_json_u64(j, "count", mp_hist_count(h, MP_LIB_BUCKETS));
 		mp_json_u64(j, "total_ns", lib->total_ns[k]);
-		mp_json_num(j, "share", strcmp(mp_libprof_kind_name(k), "miss") && total
+		mp_json_bool(j, "disjoint", mp_libprof_disjoint(k));
+		mp_json_num(j, "share", mp_libprof_disjoint(k) && total
 			    ? (double)lib->total_ns[k] / (double)total : 0.0);
 		mp_json_num(j, "p50_ns", mp_hist_percentile(h, MP_LIB_BUCKETS, 50));
 		mp_json_num(j, "p90_ns", mp_hist_percentile(h, MP_LIB_BUCKETS, 90));

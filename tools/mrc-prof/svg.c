@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include "hist.h"
 #include "libprof.h"
@@ -145,13 +146,22 @@ static void timeline(FILE *f, const struct mp_analysis *a)
 #define H_LEFT 70
 #define H_BOTTOM 60
 
-static void histogram(FILE *f, const char *title, const char *const *names,
-		      const uint64_t *const *hist, int nseries)
+/* Counts span orders of magnitude (a million lookups, a dozen
+ * invalidations): bar heights are log10(1 + count), so both show. */
+static double log_height(uint64_t n, uint64_t max, double plot_h)
 {
-	int lo = MP_HIST_BUCKETS, hi = -1, nb;
-	uint64_t max = 1;
-	double plot_w = H_W - H_LEFT - 160, plot_h = H_H - 50 - H_BOTTOM, group, bar;
-	char label[32];
+	return plot_h * log10(1.0 + (double)n) / log10(1.0 + (double)max);
+}
+
+/* totals, when not NULL, adds a bar above the plot split by each series'
+ * share of the summed time (libmrcache: where the time goes). */
+static void histogram(FILE *f, const char *title, const char *const *names,
+		      const uint64_t *const *hist, const uint64_t *totals, int nseries)
+{
+	int lo = MP_HIST_BUCKETS, hi = -1, nb, top = totals ? 80 : 40;
+	uint64_t max = 1, sum = 0;
+	double plot_w = H_W - H_LEFT - 160, plot_h = H_H - top - H_BOTTOM, group, bar, x;
+	char label[64];
 
 	for (int s = 0; s < nseries; s++)
 		for (int b = 0; b < MP_HIST_BUCKETS; b++)
@@ -160,33 +170,53 @@ static void histogram(FILE *f, const char *title, const char *const *names,
 				hi = b > hi ? b : hi;
 				max = hist[s][b] > max ? hist[s][b] : max;
 			}
-	svg_begin(f, H_W, H_H);
+	svg_begin(f, H_W, H_H + (totals ? 40 : 0));
 	svg_text(f, H_W / 2.0, 22, "middle", 15, title);
 	if (hi < 0) {
 		svg_text(f, H_W / 2.0, H_H / 2.0, "middle", 13, "no samples");
 		svg_end(f);
 		return;
 	}
+	if (totals) {
+		for (int s = 0; s < nseries; s++)
+			sum += totals[s];
+		x = H_LEFT;
+		for (int s = 0; sum && s < nseries; s++) {
+			double w = plot_w * (double)totals[s] / (double)sum;
+
+			svg_rect(f, x, 34, w, 22, COLOR(s), 0.9);
+			if (w > 60) {
+				snprintf(label, sizeof(label), "%s %.0f%%", names[s],
+					 100.0 * (double)totals[s] / (double)sum);
+				svg_text(f, x + w / 2, 49, "middle", 11, label);
+			}
+			x += w;
+		}
+		svg_text(f, H_LEFT - 6, 49, "end", 11, "time");
+	}
 	nb = hi - lo + 1;
 	group = plot_w / nb;
 	bar = group * 0.8 / nseries;
-	svg_line(f, H_LEFT, 40 + plot_h, H_LEFT + plot_w, 40 + plot_h, "#000");
-	svg_line(f, H_LEFT, 40, H_LEFT, 40 + plot_h, "#000");
-	for (int i = 0; i <= 4; i++) {
-		double y = 40 + plot_h - plot_h * i / 4;
+	svg_line(f, H_LEFT, top + plot_h, H_LEFT + plot_w, top + plot_h, "#000");
+	svg_line(f, H_LEFT, top, H_LEFT, top + plot_h, "#000");
+	for (uint64_t v = 1; v <= max; v *= 10) {
+		double y = top + plot_h - log_height(v, max, plot_h);
 
-		snprintf(label, sizeof(label), "%.0f", (double)max * i / 4);
+		snprintf(label, sizeof(label), "%llu", (unsigned long long)v);
 		svg_text(f, H_LEFT - 6, y + 4, "end", 11, label);
 		svg_line(f, H_LEFT, y, H_LEFT + plot_w, y, "#eee");
+		if (v > UINT64_MAX / 10)
+			break;
 	}
 	for (int b = lo; b <= hi; b++) {
-		double x = H_LEFT + (b - lo) * group, ns = ldexp(1.0, b);
+		double ns = ldexp(1.0, b);
 
+		x = H_LEFT + (b - lo) * group;
 		for (int s = 0; s < nseries; s++) {
-			double hgt = plot_h * (double)hist[s][b] / (double)max;
+			double hgt = log_height(hist[s][b], max, plot_h);
 
 			if (hist[s][b])
-				svg_rect(f, x + group * 0.1 + s * bar, 40 + plot_h - hgt, bar, hgt,
+				svg_rect(f, x + group * 0.1 + s * bar, top + plot_h - hgt, bar, hgt,
 					 COLOR(s), 0.9);
 		}
 		if (ns >= 1e6)
@@ -195,13 +225,13 @@ static void histogram(FILE *f, const char *title, const char *const *names,
 			snprintf(label, sizeof(label), "%.0fus", ns / 1e3);
 		else
 			snprintf(label, sizeof(label), "%.0fns", ns);
-		svg_text(f, x + group / 2, 40 + plot_h + 16, "middle", 10, label);
+		svg_text(f, x + group / 2, top + plot_h + 16, "middle", 10, label);
 	}
-	svg_text(f, H_LEFT + plot_w / 2, H_H - 15, "middle", 12,
-		 "latency, log2 buckets (label: bucket start)");
+	svg_text(f, H_LEFT + plot_w / 2, top + plot_h + 40, "middle", 12,
+		 "latency, log2 buckets (label: bucket start); count on a log scale");
 	for (int s = 0; s < nseries; s++) {
-		svg_rect(f, H_W - 150, 50 + s * 20, 12, 12, COLOR(s), 0.9);
-		svg_text(f, H_W - 132, 61 + s * 20, "start", 12, names[s]);
+		svg_rect(f, H_W - 150, top + 10 + s * 20, 12, 12, COLOR(s), 0.9);
+		svg_text(f, H_W - 132, top + 21 + s * 20, "start", 12, names[s]);
 	}
 	svg_end(f);
 }
@@ -230,6 +260,7 @@ int mp_svg_write(const char *prefix, const struct mp_analysis *a)
 {
 	const char *names[MP_LIB_KINDS > MP_VM_KINDS ? MP_LIB_KINDS : MP_VM_KINDS];
 	const uint64_t *hist[MP_LIB_KINDS > MP_VM_KINDS ? MP_LIB_KINDS : MP_VM_KINDS];
+	uint64_t totals[MP_LIB_KINDS];
 	int n = 0, err;
 	FILE *f;
 
@@ -243,19 +274,22 @@ int mp_svg_write(const char *prefix, const struct mp_analysis *a)
 			names[n] = mp_kind_name((enum mp_kind)k);
 			hist[n++] = a->sum.k[k].hist;
 		}
-	histogram(f, "VM syscall latency (tracing overhead subtracted)", names, hist, n);
+	histogram(f, "VM syscall latency (tracing overhead subtracted)", names, hist, NULL, n);
 	if ((err = close_plot(f)))
 		return err;
 	n = 0;
+	/* Disjoint kinds only, so that the time bar adds up. */
 	for (int k = 0; k < MP_LIB_KINDS; k++)
-		if (mp_hist_count(a->t->lib.hist[k], MP_LIB_BUCKETS)) {
+		if (mp_hist_count(a->t->lib.hist[k], MP_LIB_BUCKETS) && mp_libprof_disjoint(k)) {
 			names[n] = mp_libprof_kind_name(k);
+			totals[n] = a->t->lib.total_ns[k];
 			hist[n++] = a->t->lib.hist[k];
 		}
 	if (!n)
 		return 0;
 	if ((err = open_plot(prefix, "libmrcache", &f)))
 		return err;
-	histogram(f, "libmrcache: time per operation (MRCACHE_PROF)", names, hist, n);
+	histogram(f, "libmrcache: where the time goes, and time per operation (MRCACHE_PROF)",
+		  names, hist, totals, n);
 	return close_plot(f);
 }

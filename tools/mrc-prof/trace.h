@@ -62,7 +62,7 @@ struct mp_site {
 };
 
 /* libmrcache's own histograms, merged over every dump (lib/prof.h). */
-#define MP_LIB_KINDS	6
+#define MP_LIB_KINDS	8
 #define MP_LIB_BUCKETS	40
 struct mp_libprof {
 	uint32_t dumps;		/* processes that wrote a dump */
