@@ -12,3 +12,12 @@ endif
 # Soft-RoCE in the guest: rxe over lo (modprobe resolves the rest, but the
 # crc32 implementation rxe asks for by name is only a soft dependency).
 GUEST_MODULES += crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe
+
+# The full churn count and the figures (docs/rdma.md), about 15 minutes of
+# TCG: the guest with tests/guest/rdma/long.sh as its only suite.  Logs in
+# $(BUILD)/guest-rdma-long/res/rdma/.
+.PHONY: check-rdma-long
+check-rdma-long:
+	$(MAKE) --no-print-directory check-guest GUEST_OUT=$(BUILD)/guest-rdma-long \
+	  GUEST_SUITES="$(abspath tests/guest/rdma/long.sh)" GUEST_TIMEOUT=3600 \
+	  RESULTS=$(abspath $(BUILD))/rdma-long-results.txt
