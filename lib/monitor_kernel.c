@@ -1,16 +1,213 @@
 /* SPDX-License-Identifier: MIT */
-/* monitor_kernel.c - placeholder until the kernel monitor lands: reports -ENOTSUP. */
+/*
+ * monitor_kernel.c - the `kernel` monitor: /dev/mrmon (kmod/, docs/abi.md).
+ *
+ * The module keeps one word per watch in memory mapped read-only here and
+ * clears it inside the unmapping call, so the hit path's check is one
+ * acquire load of *w->word.  WATCH returns only when no invalidation of the
+ * range is in progress, which makes the cache's watch, register, re-check
+ * race-free.  drain() reads the module's event queue and reports each
+ * invalidated watch with mrc_cache_event(); a lost event (queue overflow)
+ * makes it call mrc_cache_rescan(), which checks every word.
+ *
+ * Threads: watch, unwatch and drain run under cache->lock (which also
+ * guards gens[]); pending() is one load, from any thread.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <uapi/linux/mrmon.h>
+#include "cache.h"
 #include "monitor.h"
+
+#define KMON_DEV		"/dev/mrmon"
+#define KMON_DEFAULT_SLOTS	65536u
+#define KMON_EVENTS		4096u
+#define KMON_READ_BATCH		64
+
+struct kernel_monitor {
+	struct mrc_monitor base;
+	int fd;
+	void *map;
+	size_t map_size;
+	const struct mrmon_header *hdr;
+	const uint64_t *words;
+	uint32_t nslots;
+	/* Generation of the live watch in each slot, 0 when none: events of
+	 * a watch already removed are dropped here. */
+	uint64_t *gens;
+};
+
+static enum mrcache_cause kmon_cause(uint32_t cause)
+{
+	switch (cause) {
+	case MRMON_CAUSE_UNMAP:
+		return MRCACHE_CAUSE_UNMAP;
+	case MRMON_CAUSE_CLEAR:
+		return MRCACHE_CAUSE_DISCARD;
+	case MRMON_CAUSE_RELEASE:
+		return MRCACHE_CAUSE_EXIT;
+	default:
+		return MRCACHE_CAUSE_OTHER;
+	}
+}
+
+static int kmon_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+static uint32_t kmon_slots_wanted(const struct mrcache *cache, uint32_t max)
+{
+	size_t want = cache->cfg.max_regions ? cache->cfg.max_regions + 64 : KMON_DEFAULT_SLOTS;
+
+	return want < max ? (uint32_t)want : max;
+}
+
+static void kernel_stop(struct mrc_monitor *mon)
+{
+	struct kernel_monitor *km = (struct kernel_monitor *)mon;
+
+	if (km->map)
+		munmap(km->map, km->map_size);
+	if (km->fd >= 0)
+		close(km->fd);
+	free(km->gens);
+	free(km);
+}
+
+static int kernel_open(struct kernel_monitor *km, struct mrcache *cache)
+{
+	struct mrmon_handshake hs = { .abi_version = MRMON_ABI_VERSION };
+	struct mrmon_setup su = { 0 };
+	int rc;
+
+	km->fd = open(KMON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (km->fd < 0) {
+		rc = -errno;
+		mrc_log(1, "monitor kernel: %s: %s (is the mrmon module loaded?)",
+			KMON_DEV, strerror(-rc));
+		return rc == -ENOENT ? -ENODEV : rc;
+	}
+	rc = kmon_ioctl(km->fd, MRMON_IOC_HANDSHAKE, &hs);
+	if (rc) {
+		mrc_log(0, "monitor kernel: handshake failed: %s (module ABI %u, library %u)",
+			strerror(-rc), hs.abi_version, MRMON_ABI_VERSION);
+		return rc;
+	}
+	su.nslots = kmon_slots_wanted(cache, hs.max_slots);
+	su.nevents = KMON_EVENTS < hs.max_events ? KMON_EVENTS : hs.max_events;
+	rc = kmon_ioctl(km->fd, MRMON_IOC_SETUP, &su);
+	if (rc) {
+		mrc_log(0, "monitor kernel: setup of %u slots failed: %s", su.nslots, strerror(-rc));
+		return rc;
+	}
+	km->map_size = su.map_size;
+	km->map = mmap(NULL, su.map_size, PROT_READ, MAP_SHARED, km->fd, 0);
+	if (km->map == MAP_FAILED) {
+		km->map = NULL;
+		rc = -errno;
+		mrc_log(0, "monitor kernel: mmap: %s", strerror(-rc));
+		return rc;
+	}
+	km->hdr = km->map;
+	km->words = (const uint64_t *)((const char *)km->map + hs.header_size);
+	km->nslots = su.nslots;
+	km->gens = calloc(su.nslots, sizeof(*km->gens));
+	return km->gens ? 0 : -ENOMEM;
+}
 
 static int kernel_start(struct mrcache *cache, struct mrc_monitor **out)
 {
-	mrc_log(1, "monitor kernel: not built in this tree");
-	return -ENOTSUP;
+	struct kernel_monitor *km = calloc(1, sizeof(*km));
+	int rc;
+
+	if (!km)
+		return -ENOMEM;
+	km->fd = -1;
+	rc = kernel_open(km, cache);
+	if (rc) {
+		kernel_stop(&km->base);
+		return rc;
+	}
+	*out = &km->base;
+	return 0;
+}
+
+static int kernel_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
+			uint64_t cookie, struct mrc_watch *w)
+{
+	struct kernel_monitor *km = (struct kernel_monitor *)mon;
+	struct mrmon_range r = { .start = start, .len = end - start, .cookie = cookie };
+	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
+	int rc = kmon_ioctl(km->fd, MRMON_IOC_WATCH, &b);
+
+	if (rc)
+		return rc;
+	w->word = &km->words[r.slot];
+	w->expected = r.expected;
+	w->token = r.slot;
+	km->gens[r.slot] = r.expected >> 1;
+	return 0;
+}
+
+static void kernel_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+{
+	struct kernel_monitor *km = (struct kernel_monitor *)mon;
+	struct mrmon_unwatch_entry e = { .slot = (uint32_t)w->token, .expected = w->expected };
+	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
+	int rc = kmon_ioctl(km->fd, MRMON_IOC_UNWATCH, &b);
+
+	if (rc)
+		mrc_log(0, "monitor kernel: unwatch of slot %u: %s", e.slot, strerror(-rc));
+	km->gens[e.slot] = 0;
+}
+
+static int kernel_drain(struct mrc_monitor *mon)
+{
+	struct kernel_monitor *km = (struct kernel_monitor *)mon;
+	struct mrmon_event ev[KMON_READ_BATCH];
+	int reported = 0;
+	ssize_t got;
+
+	while ((got = read(km->fd, ev, sizeof(ev))) > 0) {
+		for (size_t i = 0; i < (size_t)got / sizeof(ev[0]); i++) {
+			if (ev[i].cause == MRMON_CAUSE_OVERFLOW) {
+				mrc_cache_rescan(mon->cache);
+				reported++;
+			} else if (ev[i].slot < km->nslots &&
+				   km->gens[ev[i].slot] == ev[i].generation) {
+				mrc_cache_event(mon->cache, ev[i].cookie, ev[i].start,
+						ev[i].end, kmon_cause(ev[i].cause));
+				reported++;
+			}
+		}
+		if ((size_t)got < sizeof(ev))
+			break;
+	}
+	if (got < 0 && errno != EAGAIN)
+		mrc_log(0, "monitor kernel: reading events: %s", strerror(errno));
+	return reported;
+}
+
+static int kernel_pending(struct mrc_monitor *mon)
+{
+	struct kernel_monitor *km = (struct kernel_monitor *)mon;
+
+	return __atomic_load_n(&km->hdr->pending, __ATOMIC_RELAXED) != 0;
 }
 
 const struct mrc_monitor_ops mrc_monitor_kernel_ops = {
 	.kind = MRCACHE_MONITOR_KERNEL,
 	.name = "kernel",
 	.start = kernel_start,
+	.stop = kernel_stop,
+	.watch = kernel_watch,
+	.unwatch = kernel_unwatch,
+	.drain = kernel_drain,
+	.pending = kernel_pending,
 };

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mrmon_main.c - /dev/mrmon: module parameters, open/release, mmap,
+ * read and poll.  The ABI is include/uapi/linux/mrmon.h (docs/abi.md);
+ * the design is docs/mrmon.md.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include "mrmon.h"
+
+unsigned int mrmon_max_slots = 1u << 20;
+module_param_named(max_slots, mrmon_max_slots, uint, 0644);
+MODULE_PARM_DESC(max_slots, "Largest number of watches per descriptor");
+
+unsigned int mrmon_max_events = 1u << 16;
+module_param_named(max_events, mrmon_max_events, uint, 0644);
+MODULE_PARM_DESC(max_events, "Largest event queue per descriptor");
+
+unsigned int mrmon_max_batch = 1024;
+module_param_named(max_batch, mrmon_max_batch, uint, 0644);
+MODULE_PARM_DESC(max_batch, "Largest WATCH/UNWATCH batch");
+
+static int mrmon_open(struct inode *inode, struct file *file)
+{
+	struct mrmon_ctx *ctx;
+
+	if (!current->mm)
+		return -EPERM;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return -ENOMEM;
+	ctx->mm = current->mm;
+	mmgrab(ctx->mm);
+	mutex_init(&ctx->mutex);
+	spin_lock_init(&ctx->lock);
+	init_waitqueue_head(&ctx->wq);
+	INIT_LIST_HEAD(&ctx->suspects);
+	file->private_data = ctx;
+	return nonseekable_open(inode, file);
+}
+
+static int mrmon_release(struct inode *inode, struct file *file)
+{
+	mrmon_ctx_free(file->private_data);
+	return 0;
+}
+
+static void mrmon_vma_flags(struct vm_area_struct *vma)
+{
+#ifdef MRMON_HAVE_VM_FLAGS_SET
+	vm_flags_clear(vma, VM_MAYWRITE);
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+}
+
+/* Runs with mmap_lock held for writing: takes no context lock (WATCH
+ * holds ctx->mutex while it may take mmap_lock). */
+static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct mrmon_ctx *ctx = file->private_data;
+
+	if (vma->vm_mm != ctx->mm || current->mm != ctx->mm)
+		return -EPERM;
+	if (!smp_load_acquire(&ctx->setup_done))
+		return -EBADFD;
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	if (vma->vm_pgoff || vma_pages(vma) > ctx->npages)
+		return -EINVAL;
+	mrmon_vma_flags(vma);
+	return vm_map_pages(vma, ctx->pages, ctx->npages);
+}
+
+#define MRMON_READ_BATCH 8
+
+static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
+			  loff_t *ppos)
+{
+	struct mrmon_ctx *ctx = file->private_data;
+	struct mrmon_event ev[MRMON_READ_BATCH];
+	size_t want = len / sizeof(ev[0]), done = 0, n;
+	int ret;
+
+	if (current->mm != ctx->mm)
+		return -EPERM;
+	if (!smp_load_acquire(&ctx->setup_done))
+		return -EBADFD;
+	if (!want)
+		return -EINVAL;
+	while (done < want) {
+		for (n = 0; n < MRMON_READ_BATCH && done + n < want; n++)
+			if (!mrmon_event_pop(ctx, &ev[n]))
+				break;
+		if (n && copy_to_user(buf + done * sizeof(ev[0]), ev, n * sizeof(ev[0]))) {
+			mrmon_event_unpop_lost(ctx);
+			return done ? done * sizeof(ev[0]) : -EFAULT;
+		}
+		done += n;
+		if (n == MRMON_READ_BATCH)
+			continue;
+		if (done)
+			break;
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		ret = wait_event_interruptible(ctx->wq, mrmon_events_ready(ctx));
+		if (ret)
+			return ret;
+	}
+	return done * sizeof(ev[0]);
+}
+
+static __poll_t mrmon_poll(struct file *file, poll_table *wait)
+{
+	struct mrmon_ctx *ctx = file->private_data;
+
+	if (current->mm != ctx->mm || !smp_load_acquire(&ctx->setup_done))
+		return EPOLLERR;
+	poll_wait(file, &ctx->wq, wait);
+	return mrmon_events_ready(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static const struct file_operations mrmon_fops = {
+	.owner = THIS_MODULE,
+	.open = mrmon_open,
+	.release = mrmon_release,
+	.unlocked_ioctl = mrmon_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = mrmon_mmap,
+	.read = mrmon_read,
+	.poll = mrmon_poll,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice mrmon_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "mrmon",
+	.fops = &mrmon_fops,
+	.mode = 0666,
+};
+
+static int __init mrmon_init(void)
+{
+	return misc_register(&mrmon_dev);
+}
+
+static void __exit mrmon_exit(void)
+{
+	misc_deregister(&mrmon_dev);
+	mrmon_pfn_exit();
+}
+
+module_init(mrmon_init);
+module_exit(mrmon_exit);
+MODULE_LICENSE("Dual MIT/GPL");
+MODULE_DESCRIPTION("mrcache VM-activity monitor: invalidates watched ranges in shared memory");

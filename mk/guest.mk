@@ -1,0 +1,29 @@
+# The QEMU guest harness (tests/guest/README.md): `make check-guest`.
+# Other fragments extend it with
+#   GUEST_MODULES += rdma_rxe ib_uverbs    modules modprobe'd in the guest
+#   GUEST_DEPS    += $(BUILD)/...          host files the suites need built
+# and add their own suite scripts as tests/guest/suites/NN-name.sh.
+GUEST_OUT     := $(BUILD)/guest
+GUEST_MODULES ?=
+GUEST_DEPS    ?=
+GUEST_MEM     ?= 1G
+GUEST_TIMEOUT ?= 900
+GUEST_SUITES   = $(sort $(wildcard tests/guest/suites/*.sh))
+GUEST_TEST_SRC := $(sort $(wildcard tests/guest/test-*.c))
+GUEST_TEST_BIN := $(GUEST_TEST_SRC:tests/guest/%.c=$(BUILD)/guest-tests/%)
+CHECK_SUITES  += check-guest
+
+.PHONY: check-guest guest-tests
+guest-tests: $(GUEST_TEST_BIN)
+
+# (LIB_A and TESTUTIL_OBJ are defined after the fragments: spell them out.)
+$(BUILD)/guest-tests/%: tests/guest/%.c $(wildcard tests/guest/*.h) \
+  $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/util/*.c)) $(BUILD)/libmrcache.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/util -Itests/guest $(CFLAGS) $(LIB_CFLAGS) -o $@ $< \
+	  $(TESTUTIL_OBJ) $(LIB_A) $(LDFLAGS) $(LIB_LIBS)
+
+check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
+	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
+	  --results $(RESULTS) --modules "$(GUEST_MODULES)" --suites "$(abspath $(GUEST_SUITES))" \
+	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mrmon_test.h - helpers for the module's guest tests: open, handshake,
+ * setup and map /dev/mrmon; watch and unwatch one range; read events.
+ * Functions return 0 or -errno, like the library.
+ */
+#ifndef MRMON_TEST_H
+#define MRMON_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <uapi/linux/mrmon.h>
+#include "testutil.h"
+
+#define PAGE 4096ul
+
+struct mon {
+	int fd;
+	void *map;
+	size_t map_size;
+	const struct mrmon_header *hdr;
+	const uint64_t *words;
+	struct mrmon_handshake hs;
+};
+
+static inline int mon_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+/* Skips the test when the module is not loaded. */
+static inline int mon_open(struct mon *m, uint32_t nslots, uint32_t nevents)
+{
+	struct mrmon_setup su = { .nslots = nslots, .nevents = nevents };
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->fd = open("/dev/mrmon", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (m->fd < 0) {
+		if (errno == ENOENT)
+			SKIP("/dev/mrmon missing: load kmod/mrmon.ko (make check-guest does)");
+		return -errno;
+	}
+	m->hs.abi_version = MRMON_ABI_VERSION;
+	rc = mon_ioctl(m->fd, MRMON_IOC_HANDSHAKE, &m->hs);
+	if (!rc)
+		rc = mon_ioctl(m->fd, MRMON_IOC_SETUP, &su);
+	if (rc)
+		return rc;
+	m->map_size = su.map_size;
+	m->map = mmap(NULL, su.map_size, PROT_READ, MAP_SHARED, m->fd, 0);
+	if (m->map == MAP_FAILED)
+		return -errno;
+	m->hdr = m->map;
+	m->words = (const uint64_t *)((char *)m->map + m->hs.header_size);
+	return 0;
+}
+
+static inline void mon_close(struct mon *m)
+{
+	if (m->map && m->map != MAP_FAILED)
+		munmap(m->map, m->map_size);
+	close(m->fd);
+}
+
+static inline int mon_watch(struct mon *m, const void *addr, size_t len,
+			    uint64_t cookie, uint32_t *slot, uint64_t *expected)
+{
+	struct mrmon_range r = { .start = (uintptr_t)addr, .len = len, .cookie = cookie };
+	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
+	int rc = mon_ioctl(m->fd, MRMON_IOC_WATCH, &b);
+
+	if (!rc) {
+		*slot = r.slot;
+		*expected = r.expected;
+	}
+	return rc;
+}
+
+static inline int mon_unwatch(struct mon *m, uint32_t slot, uint64_t expected)
+{
+	struct mrmon_unwatch_entry e = { .slot = slot, .expected = expected };
+	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
+
+	return mon_ioctl(m->fd, MRMON_IOC_UNWATCH, &b);
+}
+
+/* The library's hit check. */
+static inline int mon_valid(const struct mon *m, uint32_t slot, uint64_t expected)
+{
+	return __atomic_load_n(&m->words[slot], __ATOMIC_ACQUIRE) == expected;
+}
+
+/* Events available now (non-blocking); returns the count or -errno. */
+static inline int mon_events(struct mon *m, struct mrmon_event *ev, int max)
+{
+	ssize_t got = read(m->fd, ev, (size_t)max * sizeof(*ev));
+
+	if (got < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	return (int)(got / (ssize_t)sizeof(*ev));
+}
+
+static inline void *mon_map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 1, len);
+	return p;
+}
+
+#endif

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Host side of the guest harness: build an initramfs, boot Debian's 6.1
+# kernel in QEMU (TCG), run tests/guest/guest.sh inside, then add the
+# guest's result lines and a kernel-log verdict to the results file.
+#   run.sh --cache DIR --out DIR --build DIR --results FILE
+#          [--modules "m1 m2"] [--suites "a.sh b.sh"] [--mem 1G] [--timeout S]
+# Fails on any failed test, a missing guest verdict, or a WARNING/BUG/Oops/
+# lockdep/KASAN report in the guest's kernel log.
+set -u
+cache= out= build= results= modules= suites= mem=1G timeout_s=600
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;;
+	--results) results=$2 ;; --modules) modules=$2 ;; --suites) suites=$2 ;;
+	--mem) mem=$2 ;; --timeout) timeout_s=$2 ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift 2
+done
+src=$(cd "$(dirname "$0")/../.." && pwd)
+cache=$(realpath -m "$cache") out=$(realpath -m "$out") build=$(realpath -m "$build")
+mkdir -p "$(dirname "$results")"
+
+fail_setup() {
+	echo "FAIL guest/setup: $*"
+	echo "FAIL guest/setup" >>"$results"
+	exit 1
+}
+
+bash "$src/tests/guest/fetch-kernel.sh" "$cache" || fail_setup "cannot fetch the guest kernel"
+kver=$(cat "$cache/kver")
+img=$cache/img
+[ -f "$build/kmod/mrmon.ko" ] || fail_setup "$build/kmod/mrmon.ko not built"
+
+# The initramfs: busybox, /init, and what mounting 9p needs.
+rm -rf "$out/initrd" "$out/res"
+mkdir -p "$out/initrd"/{bin,proc,sys,dev,lib/modules/"$kver"} "$out/res"
+cp /bin/busybox "$out/initrd/bin/busybox"
+ln -s busybox "$out/initrd/bin/sh"
+file "$out/initrd/bin/busybox" | grep -q 'statically linked' || fail_setup "busybox is not static (install busybox-static)"
+install -m 755 "$src/tests/guest/init.sh" "$out/initrd/init"
+for m in virtio_pci 9pnet_virtio 9p; do
+	for f in $(modprobe -d "$img" -S "$kver" --show-depends "$m" | awk '/^insmod/ {print $2}'); do
+		rel=${f#"$img"/lib/modules/"$kver"/}
+		mkdir -p "$out/initrd/lib/modules/$kver/$(dirname "$rel")"
+		cp "$f" "$out/initrd/lib/modules/$kver/$rel"
+	done
+done
+depmod -b "$out/initrd" "$kver" 2>/dev/null
+(cd "$out/initrd" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.cpio.gz"
+
+cat >"$out/res/guest.env" <<ENV
+GUEST_RESDIR=$out/res
+GUEST_CACHE=$cache
+GUEST_KVER=$kver
+GUEST_SRC=$src
+GUEST_BUILD=$build
+GUEST_MODULES="$modules"
+GUEST_SUITES="$suites"
+ENV
+
+rm -f "$out/console.log" "$out/qemu.log"
+echo "guest: booting $kver (TCG, $mem), console log $out/console.log"
+start=$(date +%s)
+timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp 2 \
+	-nographic -no-reboot -nic none -monitor none -serial "file:$out/console.log" \
+	-kernel "$img/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio.gz" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic=0" \
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$out/res,mount_tag=results,security_model=none" \
+	</dev/null >"$out/qemu.log" 2>&1
+qrc=$?
+echo "guest: qemu exited $qrc after $(( $(date +%s) - start ))s"
+# The guest's own test report, from its console.
+grep -aE '^(PASS|FAIL|SKIP|guest|== |    \|)' "$out/console.log" | tr -d '\r'
+
+status=0
+if [ -s "$out/res/results.txt" ]; then
+	cat "$out/res/results.txt" >>"$results"
+	grep -q '^FAIL ' "$out/res/results.txt" && status=1
+fi
+if [ -f "$out/res/guest.rc" ] && [ "$(cat "$out/res/guest.rc")" != 0 ] && ! grep -q '^FAIL ' "$out/res/results.txt" 2>/dev/null; then
+	echo "FAIL guest/run: the guest script exited $(cat "$out/res/guest.rc")"
+	echo "FAIL guest/run" >>"$results"
+	status=1
+fi
+if [ ! -f "$out/res/guest.rc" ]; then
+	echo "FAIL guest/boot: no verdict from the guest (qemu rc $qrc); console tail:"
+	tail -n 40 "$out/console.log" | sed 's/^/    | /'
+	echo "FAIL guest/boot" >>"$results"
+	status=1
+fi
+# The guest kernel's own verdict on what the tests did to it.
+pat='WARNING:|BUG:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|general protection|Call Trace'
+if [ -f "$out/res/dmesg.txt" ] && ! grep -aEq "$pat" "$out/res/dmesg.txt" "$out/console.log"; then
+	echo "PASS guest/kernel-log" >>"$results"
+else
+	echo "FAIL guest/kernel-log:"
+	grep -aE -A12 "$pat" "$out/res/dmesg.txt" "$out/console.log" 2>/dev/null | head -60 | sed 's/^/    | /'
+	echo "FAIL guest/kernel-log" >>"$results"
+	status=1
+fi
+if [ -f "$out/res/results.txt" ]; then
+	p=$(grep -c '^PASS ' "$out/res/results.txt"); f=$(grep -c '^FAIL ' "$out/res/results.txt"); s=$(grep -c '^SKIP ' "$out/res/results.txt")
+	echo "guest: $p passed, $f failed, $s skipped"
+fi
+exit $status
