@@ -128,11 +128,17 @@ static __always_inline void bump(__u32 id, __u32 cause)
 	ctl.pending = 1;
 }
 
-static __noinline int check_slot(__u32 id, struct walk *w)
+/*
+ * check_slot() and invalidate() are global functions: the verifier checks
+ * each once on its own instead of again at every call site (as static
+ * functions are), which kept loading in the tens of milliseconds instead
+ * of seconds.
+ */
+__noinline int check_slot(__u32 id, struct walk *w)
 {
 	struct mrc_bpf_slot *sl = bpf_map_lookup_elem(&slots, &id);
 
-	if (!sl || !sl->end)
+	if (!w || !sl || !sl->end)
 		return 0;
 	if (w->space == MRC_BPF_SPACE_VA) {
 		if (!(sl->start < w->e && w->s < sl->end))
@@ -182,8 +188,37 @@ static long overflow_cb(__u32 i, void *data)
 	return 0;
 }
 
+/* One level of the index for [s, e): its buckets, or every slot when the
+ * operation spans too many of them.  Returns 1 after such a full walk. */
+__noinline int walk_level(__u64 space, __u64 s, __u64 e, __u32 cause, __u32 k)
+{
+	struct walk w = { .space = space, .s = s, .e = e, .cause = cause, .k = k };
+	__u32 shift, count;
+	__u64 b1;
+
+	if (k >= MRC_BPF_LEVELS)
+		return 0;
+	count = space == MRC_BPF_SPACE_VA ? ctl.level_count[k] : ctl.flevel_count[k];
+	if (!count)
+		return 0;
+	shift = MRC_BPF_LEVEL_SHIFT(k);
+	w.b0 = s >> shift;
+	if (w.b0)
+		w.b0--;
+	b1 = (e - 1) >> shift;
+	if (b1 - w.b0 >= MRC_BPF_MAX_BUCKETS) {
+		/* A wide operation: cheaper to look at every slot. */
+		__sync_fetch_and_add(&ctl.stats.scans, 1);
+		bpf_loop(ctl.nslots, scan_cb, &w, 0);
+		return 1;
+	}
+	__sync_fetch_and_add(&ctl.stats.cells, b1 - w.b0 + 1);
+	bpf_loop(b1 - w.b0 + 1, bucket_cb, &w, 0);
+	return 0;
+}
+
 /* Clear the word of every watched range of `space` overlapping [s, e). */
-static __noinline int invalidate(__u64 space, __u64 s, __u64 e, __u32 cause)
+__noinline int invalidate(__u64 space, __u64 s, __u64 e, __u32 cause)
 {
 	struct walk w = { .space = space, .s = s, .e = e, .cause = cause };
 	__u32 k;
@@ -191,29 +226,9 @@ static __noinline int invalidate(__u64 space, __u64 s, __u64 e, __u32 cause)
 	if (e <= s)
 		return 0;
 	__sync_fetch_and_add(&ctl.stats.calls, 1);
-	for (k = 0; k < MRC_BPF_LEVELS; k++) {
-		__u32 shift = MRC_BPF_LEVEL_SHIFT(k);
-		__u32 count = space == MRC_BPF_SPACE_VA ? ctl.level_count[k]
-							 : ctl.flevel_count[k];
-		__u64 b0, b1;
-
-		if (!count)
-			continue;
-		b0 = s >> shift;
-		if (b0)
-			b0--;
-		b1 = (e - 1) >> shift;
-		if (b1 - b0 >= MRC_BPF_MAX_BUCKETS) {
-			/* A wide operation: cheaper to look at every slot. */
-			__sync_fetch_and_add(&ctl.stats.scans, 1);
-			bpf_loop(ctl.nslots, scan_cb, &w, 0);
+	for (k = 0; k < MRC_BPF_LEVELS; k++)
+		if (walk_level(space, s, e, cause, k))
 			return 0;
-		}
-		w.k = k;
-		w.b0 = b0;
-		__sync_fetch_and_add(&ctl.stats.cells, b1 - b0 + 1);
-		bpf_loop(b1 - b0 + 1, bucket_cb, &w, 0);
-	}
 	if (ctl.overflow_n)
 		bpf_loop(ctl.overflow_n, overflow_cb, &w, 0);
 	return 0;
