@@ -14,6 +14,7 @@
 #include <string.h>
 #include "mrcache.h"
 #include "sim.h"
+#include "spaces.h"
 
 struct charge {
 	const struct mp_sim_config *c;
@@ -21,7 +22,7 @@ struct charge {
 };
 
 struct lspace {
-	uint32_t tgid;
+	uint32_t tgid;		/* first: spaces.h */
 	struct mrcache *cache;
 	struct mp_vm_state vm;
 	uint64_t regions, bytes;	/* last seen, for the peaks */
@@ -60,17 +61,11 @@ static struct lspace *space_get(struct lreplay *lr, uint32_t tgid)
 {
 	struct mrcache_config cfg;
 	struct lspace *v;
+	int created;
 
-	for (size_t i = 0; i < lr->nsp; i++)
-		if (lr->sp[i].tgid == tgid)
-			return &lr->sp[i];
-	v = realloc(lr->sp, (lr->nsp + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	lr->sp = v;
-	v = &lr->sp[lr->nsp];
-	memset(v, 0, sizeof(*v));
-	v->tgid = tgid;
+	v = mp_space_get((void **)&lr->sp, &lr->nsp, sizeof(*v), tgid, &created);
+	if (!v || !created)
+		return v;
 	mrcache_config_init(&cfg);
 	cfg.backend = MRCACHE_BACKEND_CALLBACKS;
 	cfg.monitor = MRCACHE_MONITOR_NONE;
@@ -79,9 +74,10 @@ static struct lspace *space_get(struct lreplay *lr, uint32_t tgid)
 	cfg.max_bytes = lr->ch.c->max_bytes;
 	cfg.ops = &lr->ops;
 	cfg.ops_arg = &lr->ch;
-	if (mrcache_create(&cfg, &v->cache))
+	if (mrcache_create(&cfg, &v->cache)) {
+		lr->nsp--;
 		return NULL;
-	lr->nsp++;
+	}
 	return v;
 }
 
@@ -126,7 +122,7 @@ static int space_close(struct lreplay *lr, struct lspace *sp)
 	lr->bytes -= sp->bytes;
 	if (!err)
 		err = mrcache_destroy(sp->cache);
-	*sp = lr->sp[--lr->nsp];
+	mp_space_remove(lr->sp, &lr->nsp, sizeof(*sp), (size_t)(sp - lr->sp));
 	return err;
 }
 

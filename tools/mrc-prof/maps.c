@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "maps.h"
+#include "spaces.h"
 
 struct mp_mapping {
 	uint64_t start, end, off;
@@ -18,7 +19,7 @@ struct mp_mapping {
 };
 
 struct mp_space {
-	pid_t tgid;
+	uint32_t tgid;		/* first: spaces.h */
 	struct mp_mapping *v;
 	size_t n;
 	int loaded;
@@ -63,28 +64,17 @@ void mp_maps_destroy(struct mp_maps *m)
 
 static struct mp_space *space_get(struct mp_maps *m, pid_t tgid)
 {
-	struct mp_space *s;
-
-	for (size_t i = 0; i < m->nspaces; i++)
-		if (m->spaces[i].tgid == tgid)
-			return &m->spaces[i];
-	s = realloc(m->spaces, (m->nspaces + 1) * sizeof(*s));
-	if (!s)
-		return NULL;
-	m->spaces = s;
-	s = &m->spaces[m->nspaces++];
-	memset(s, 0, sizeof(*s));
-	s->tgid = tgid;
-	return s;
+	return mp_space_get((void **)&m->spaces, &m->nspaces, sizeof(struct mp_space),
+			    (uint32_t)tgid, NULL);
 }
 
 void mp_maps_forget(struct mp_maps *m, pid_t tgid)
 {
 	for (size_t i = 0; i < m->nspaces; i++) {
-		if (m->spaces[i].tgid != tgid)
+		if (m->spaces[i].tgid != (uint32_t)tgid)
 			continue;
 		free(m->spaces[i].v);
-		m->spaces[i] = m->spaces[--m->nspaces];
+		mp_space_remove(m->spaces, &m->nspaces, sizeof(m->spaces[0]), i);
 		return;
 	}
 }

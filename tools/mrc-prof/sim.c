@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "sim.h"
+#include "spaces.h"
 
 #define PAGE 4096ull
 
@@ -21,7 +22,7 @@ struct region {
 };
 
 struct space {			/* one process: limits apply per process */
-	uint32_t tgid;
+	uint32_t tgid;		/* first: spaces.h */
 	struct mp_vm_state vm;
 	struct region *v;
 	size_t n, cap;
@@ -231,18 +232,7 @@ bad:
 
 static struct space *space_get(struct sim *s, uint32_t tgid)
 {
-	struct space *v;
-
-	for (size_t i = 0; i < s->nsp; i++)
-		if (s->sp[i].tgid == tgid)
-			return &s->sp[i];
-	v = realloc(s->sp, (s->nsp + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	s->sp = v;
-	memset(&v[s->nsp], 0, sizeof(v[0]));
-	v[s->nsp].tgid = tgid;
-	return &v[s->nsp++];
+	return mp_space_get((void **)&s->sp, &s->nsp, sizeof(struct space), tgid, NULL);
 }
 
 double mp_sim_reg_ns(const struct mp_sim_config *c, uint64_t len)

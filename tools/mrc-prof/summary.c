@@ -3,13 +3,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "spaces.h"
 #include "summary.h"
+#include "vmranges.h"
 
-/* Per address space: the last program break, and attached segments. */
+/* Per address space: the break and attached segments (vmranges.h). */
 struct space_bytes {
-	uint32_t tgid;
-	uint64_t brk;
-	uint64_t shm_addr[16], shm_len[16];
+	uint32_t tgid;		/* first: spaces.h */
+	struct mp_vm_state vm;
 };
 
 struct mp_bytes_state {
@@ -30,68 +31,45 @@ void mp_bytes_state_destroy(struct mp_bytes_state *s)
 	free(s);
 }
 
-static struct space_bytes *space(struct mp_bytes_state *s, uint32_t tgid)
+static uint64_t shm_len(const struct mp_vm_state *vm, uint64_t addr)
 {
-	struct space_bytes *v;
-
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].tgid == tgid)
-			return &s->v[i];
-	v = realloc(s->v, (s->n + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	s->v = v;
-	memset(&v[s->n], 0, sizeof(v[0]));
-	v[s->n].tgid = tgid;
-	return &v[s->n++];
+	for (int i = 0; i < MP_SHM_SLOTS; i++)
+		if (vm->shm_addr[i] == addr)
+			return vm->shm_len[i];
+	return 0;
 }
 
 uint64_t mp_event_bytes(struct mp_bytes_state *s, const struct mp_event *e)
 {
-	struct space_bytes *sp;
-	uint64_t b = 0;
+	struct space_bytes *sp = mp_space_get((void **)&s->v, &s->n, sizeof(*sp), e->tgid, NULL);
+	uint64_t b = 0, ret = (uint64_t)e->ret;
+	struct mp_range rg[2];
+	enum mp_inv_cause cause;
 
-	if (e->kind == MP_EXEC || e->kind == MP_EXIT) {
-		if ((sp = space(s, e->tgid)))
-			memset(sp->shm_addr, 0, sizeof(sp->shm_addr)), sp->brk = 0;
+	if (!sp)
 		return 0;
+	if (!(e->flags & MP_EV_ERROR)) {
+		switch (e->kind) {
+		case MP_MMAP: case MP_MUNMAP: case MP_MADVISE:
+			b = e->a[1];
+			break;
+		case MP_MREMAP:
+			b = e->a[2];
+			break;
+		case MP_BRK:
+			if (sp->vm.brk && ret)
+				b = ret > sp->vm.brk ? ret - sp->vm.brk : sp->vm.brk - ret;
+			break;
+		case MP_SHMAT:
+			b = e->a[3];
+			break;
+		case MP_SHMDT:
+			b = shm_len(&sp->vm, e->a[0]);
+			break;
+		}
 	}
-	if (e->flags & MP_EV_ERROR)
-		return 0;
-	switch (e->kind) {
-	case MP_MMAP: case MP_MUNMAP: case MP_MADVISE:
-		return e->a[1];
-	case MP_MREMAP:
-		return e->a[2];
-	case MP_BRK:
-		sp = space(s, e->tgid);
-		if (!sp)
-			return 0;
-		if (sp->brk && e->ret)
-			b = (uint64_t)e->ret > sp->brk ? (uint64_t)e->ret - sp->brk
-							: sp->brk - (uint64_t)e->ret;
-		sp->brk = (uint64_t)e->ret;
-		return b;
-	case MP_SHMAT:
-		if ((sp = space(s, e->tgid)))
-			for (int i = 0; i < 16; i++)
-				if (!sp->shm_addr[i]) {
-					sp->shm_addr[i] = (uint64_t)e->ret;
-					sp->shm_len[i] = e->a[3];
-					break;
-				}
-		return e->a[3];
-	case MP_SHMDT:
-		if ((sp = space(s, e->tgid)))
-			for (int i = 0; i < 16; i++)
-				if (sp->shm_addr[i] == e->a[0]) {
-					sp->shm_addr[i] = 0;
-					return sp->shm_len[i];
-				}
-		return 0;
-	default:
-		return 0;
-	}
+	mp_vm_ranges(&sp->vm, e, rg, &cause);	/* the state after e */
+	return b;
 }
 
 static int cmp_site(const void *a, const void *b)
