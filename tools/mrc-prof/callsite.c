@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include "callsite.h"
+#include "unwind.h"
 
 #define SCAN_WORDS 32		/* 256 bytes of stack above the wrapper */
 
@@ -22,6 +23,7 @@ struct mp_callsites {
 	struct mp_trace *t;
 	struct mp_maps *maps;
 	int depth;
+	struct mp_unwinder *unwinder;	/* MP_UNWIND_DWARF only */
 	uint32_t *site_slots;	/* site id, 0: empty */
 	size_t site_cap, site_n;
 	struct ra_slot *ra;
@@ -29,7 +31,7 @@ struct mp_callsites {
 };
 
 int mp_callsites_create(struct mp_trace *t, struct mp_maps *maps, int depth,
-			struct mp_callsites **out)
+			enum mp_unwind_mode mode, struct mp_callsites **out)
 {
 	struct mp_callsites *cs = calloc(1, sizeof(*cs));
 
@@ -42,6 +44,10 @@ int mp_callsites_create(struct mp_trace *t, struct mp_maps *maps, int depth,
 	cs->ra_cap = 1024;
 	cs->site_slots = calloc(cs->site_cap, sizeof(*cs->site_slots));
 	cs->ra = calloc(cs->ra_cap, sizeof(*cs->ra));
+	if (mode == MP_UNWIND_DWARF && mp_unwinder_create(&cs->unwinder)) {
+		mp_callsites_destroy(cs);
+		return -ENOMEM;
+	}
 	if (!cs->site_slots || !cs->ra) {
 		mp_callsites_destroy(cs);
 		return -ENOMEM;
@@ -56,6 +62,7 @@ void mp_callsites_destroy(struct mp_callsites *cs)
 		return;
 	free(cs->site_slots);
 	free(cs->ra);
+	mp_unwinder_destroy(cs->unwinder);
 	free(cs);
 }
 
@@ -136,6 +143,17 @@ static int read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 /* Does the instruction before ret look like a call?  b holds the 8 bytes
  * before ret.  Forms: e8 rel32; ff /2 with every ModRM addressing mode
  * (register, [reg], disp8, disp32, rip-relative, SIB). */
+/* Words of stack from sp, fewer near the top of the stack: the read
+ * stops at the end of the mapping. */
+static int read_stack(pid_t tid, uint64_t sp, uint64_t *words)
+{
+	struct iovec local = { words, SCAN_WORDS * sizeof(*words) };
+	struct iovec remote = { (void *)(uintptr_t)sp, SCAN_WORDS * sizeof(*words) };
+	ssize_t got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+
+	return got > 0 ? (int)(got / (ssize_t)sizeof(*words)) : 0;
+}
+
 static int ends_with_call(const uint8_t b[8])
 {
 #define FF2(i) (b[i] == 0xff && (b[(i) + 1] & 0x38) == 0x10)
@@ -204,6 +222,9 @@ void mp_callsites_forget(struct mp_callsites *cs, pid_t tgid)
 	struct ra_slot *old = cs->ra;
 	size_t cap = cs->ra_cap;
 
+	if (cs->unwinder)
+		mp_unwinder_forget(cs->unwinder, tgid);
+
 	/* Rebuild without tgid's entries: deleting in place would break the
 	 * probe chains of the others. */
 	cs->ra = calloc(cap, sizeof(*cs->ra));
@@ -233,12 +254,21 @@ uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,
 {
 	struct mp_site s = { 0 };
 	uint64_t stack[SCAN_WORDS];
+	int n;
 
 	if (mp_maps_lookup(cs->maps, tgid, ip, &s.frames[0].obj, &s.frames[0].vaddr) < 0)
 		return 0;
 	s.nframes = 1;
-	if (cs->depth > 1 && read_mem(tid, sp, stack, sizeof(stack)) == 0) {
-		for (int i = 0; i < SCAN_WORDS && (int)s.nframes < cs->depth; i++) {
+	if (cs->depth > 1 && cs->unwinder) {
+		n = mp_unwind(cs->unwinder, tgid, tid, ip, stack, cs->depth - 1);
+		for (int i = 0; i < n; i++) {
+			struct mp_frame *f = &s.frames[s.nframes];
+
+			if (mp_maps_lookup(cs->maps, tgid, stack[i], &f->obj, &f->vaddr) >= 0)
+				s.nframes++;
+		}
+	} else if (cs->depth > 1 && (n = read_stack(tid, sp, stack)) > 0) {
+		for (int i = 0; i < n && (int)s.nframes < cs->depth; i++) {
 			struct mp_frame *f = &s.frames[s.nframes];
 
 			if (!is_return_address(cs, tid, tgid, stack[i]))

@@ -8,7 +8,8 @@
  * points into an executable mapping just after a call instruction.  The
  * first one is the caller of the wrapper (exact for glibc's leaf wrappers,
  * which push nothing); further ones may include stale words left on the
- * stack, which is why --depth defaults to 2.
+ * stack, which is why --depth defaults to 2.  With MP_UNWIND_DWARF the
+ * callers come from CFI unwinding instead (unwind.h): exact, slower.
  */
 #ifndef MP_CALLSITE_H
 #define MP_CALLSITE_H
@@ -20,8 +21,10 @@
 
 struct mp_callsites;
 
+enum mp_unwind_mode { MP_UNWIND_SCAN, MP_UNWIND_DWARF };
+
 int mp_callsites_create(struct mp_trace *t, struct mp_maps *maps, int depth,
-			struct mp_callsites **out);
+			enum mp_unwind_mode mode, struct mp_callsites **out);
 void mp_callsites_destroy(struct mp_callsites *cs);
 /* Returns the site id (0 when even the syscall address is unknown). */
 uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,

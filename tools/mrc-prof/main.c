@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "analysis.h"
+#include "callsite.h"
 #include "libprof.h"
 #include "report.h"
 #include "svg.h"
@@ -36,7 +37,7 @@ static void usage(FILE *f)
 	      "       mrc-prof replay [options] TRACE\n"
 	      "  -o, --json FILE        JSON report\n"
 	      "  -t, --text FILE        text report (default: stderr)\n"
-	      "  -q, --quiet            no text report\n"
+	      "  -q, --quiet            no text report on stderr\n"
 	      "  -s, --svg PREFIX       PREFIX-timeline.svg, PREFIX-latency.svg, PREFIX-libmrcache.svg\n"
 	      "  -c, --config SPEC      simulated cache NAME:key=value,... (repeatable;\n"
 	      "                         keys: engine=sim|libmrcache backend=verbs|uring\n"
@@ -49,6 +50,8 @@ static void usage(FILE *f)
 	      "  -r, --record FILE      save the trace for replay\n"
 	      "  -b, --buffer-min N     trace I/O buffers of at least N bytes (default 16K; 0: off)\n"
 	      "  -d, --depth N          call-site frames, 1-8 (default 2)\n"
+	      "  -u, --unwind MODE      callers by 'scan' of the stack (default, fast) or\n"
+	      "                         'dwarf' CFI unwinding (exact, slower)\n"
 	      "      --no-aslr          disable address randomisation (reproducible counts)\n"
 	      "      --only-first       record the first process only (children still run traced)\n"
 	      "      --no-calibrate     do not subtract the tracing overhead from latencies\n",
@@ -87,6 +90,7 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 		{ "record", required_argument, NULL, 'r' },
 		{ "buffer-min", required_argument, NULL, 'b' },
 		{ "depth", required_argument, NULL, 'd' },
+		{ "unwind", required_argument, NULL, 'u' },
 		{ "counts", required_argument, NULL, OPT_COUNTS },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "no-aslr", no_argument, NULL, OPT_NO_ASLR },
@@ -102,7 +106,7 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 	o->calibrate = 1;
 	o->tracer.buffer_min = 16384;
 	o->tracer.depth = 2;
-	while ((c = getopt_long(argc, argv, "+o:t:qs:c:r:b:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:t:qs:c:r:b:d:u:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->json = optarg; break;
 		case 't': o->text = optarg; break;
@@ -123,7 +127,7 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 				goto bad;
 			o->top = (int)v;
 			break;
-		case 'r': case 'b': case 'd': case OPT_NO_ASLR: case OPT_ONLY_FIRST:
+		case 'r': case 'b': case 'd': case 'u': case OPT_NO_ASLR: case OPT_ONLY_FIRST:
 		case OPT_NO_CALIBRATE:
 			if (replay) {
 				fprintf(stderr, "mrc-prof: replay: -%c is a tracing option\n",
@@ -136,6 +140,8 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 				o->tracer.buffer_min = (uint32_t)v;
 			else if (c == 'd' && !parse_uint(optarg, MP_MAX_FRAMES, &v) && v)
 				o->tracer.depth = (int)v;
+			else if (c == 'u' && (!strcmp(optarg, "scan") || !strcmp(optarg, "dwarf")))
+				o->tracer.unwind = optarg[0] == 'd' ? MP_UNWIND_DWARF : MP_UNWIND_SCAN;
 			else if (c == OPT_NO_ASLR)
 				o->tracer.no_aslr = 1;
 			else if (c == OPT_ONLY_FIRST)
@@ -210,12 +216,10 @@ static int outputs(const struct options *o, const struct mp_trace *t)
 		fprintf(stderr, "mrc-prof: analysis: %s\n", strerror(-err));
 		return err;
 	}
-	if (!o->quiet) {
-		if (o->text)
-			err = write_file(o->text, &a, o->top, mp_report_text);
-		else
-			mp_report_text(stderr, &a, o->top);
-	}
+	if (o->text)
+		err = write_file(o->text, &a, o->top, mp_report_text);
+	else if (!o->quiet)
+		mp_report_text(stderr, &a, o->top);
 	if (!err && o->json)
 		err = write_file(o->json, &a, o->top, mp_report_json);
 	if (!err && o->counts)

@@ -86,7 +86,8 @@ static void text_sites(FILE *f, const struct mp_analysis *a, int top)
 {
 	char b[32], site[2048];
 
-	fprintf(f, "\nTop call sites (syscall instruction <- its caller, by stack scan)\n");
+	fprintf(f, "\nTop call sites (syscall instruction <- its callers, by %s)\n",
+		a->t->unwind ? "DWARF unwinding" : "stack scan");
 	fprintf(f, "      calls        bytes   total ms   inval  syscall   site\n");
 	for (size_t i = 0; i < a->sum.nsites && (int)i < top; i++) {
 		const struct mp_site_sum *s = &a->sum.sites[i];
@@ -362,6 +363,7 @@ void mp_report_json(FILE *f, const struct mp_analysis *a, int top)
 	mp_json_u64(&j, "processes", a->sum.processes);
 	mp_json_u64(&j, "exit_status", (uint64_t)a->t->exit_status);
 	mp_json_u64(&j, "tracing_overhead_ns", a->t->overhead_ns);
+	mp_json_str(&j, "unwind", a->t->unwind ? "dwarf" : "scan");
 	mp_json_u64(&j, "program_cpu_ns", a->t->program_cpu_ns);
 	mp_json_u64(&j, "tracer_cpu_ns", a->t->tracer_cpu_ns);
 	json_vm(&j, a);

@@ -24,7 +24,7 @@ struct mp_file_header {
 	uint32_t nsites;
 	uint64_t nev;
 	uint32_t lib_dumps;
-	uint32_t reserved;
+	uint32_t unwind;
 	uint64_t program_cpu_ns;
 	uint64_t tracer_cpu_ns;
 };
@@ -166,6 +166,7 @@ int mp_trace_save(const struct mp_trace *t, const char *path)
 		.nstrs = (uint32_t)t->nstrs, .nsites = (uint32_t)t->nsites,
 		.nev = t->nev, .lib_dumps = t->lib.dumps,
 		.program_cpu_ns = t->program_cpu_ns, .tracer_cpu_ns = t->tracer_cpu_ns,
+		.unwind = t->unwind,
 	};
 	FILE *f = fopen(path, "wb");
 	int err = 0;
@@ -244,7 +245,7 @@ static int load(struct mp_trace *t, FILE *f)
 	if (get(f, &h, sizeof(h)) || memcmp(h.magic, MP_MAGIC, 8))
 		return -EINVAL;
 	if (h.version != MP_VERSION || h.event_size != sizeof(struct mp_event) ||
-	    !h.nstrs || !h.nsites || h.nev > (1ull << 32))
+	    !h.nstrs || !h.nsites || h.nev > (1ull << 32) || h.unwind > 1)
 		return -EINVAL;
 	if (ensure_zero_entries(t))
 		return -ENOMEM;
@@ -254,6 +255,7 @@ static int load(struct mp_trace *t, FILE *f)
 	t->exit_status = h.exit_status;
 	t->lib.dumps = h.lib_dumps;
 	t->program_cpu_ns = h.program_cpu_ns;
+	t->unwind = h.unwind;
 	t->tracer_cpu_ns = h.tracer_cpu_ns;
 	for (uint32_t i = 1; i < h.nstrs; i++) {
 		char *s = get_str(f);

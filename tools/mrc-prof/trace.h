@@ -83,6 +83,7 @@ struct mp_trace {
 	uint64_t program_cpu_ns;	/* user + system time of the traced processes */
 	uint64_t tracer_cpu_ns;	/* user + system time of the tracer loop */
 	uint32_t buffer_min;	/* I/O buffers traced from this size; 0: none */
+	uint32_t unwind;	/* callers by 0: stack scan, 1: DWARF unwinding */
 	int exit_status;	/* wait status of the first process */
 	struct mp_libprof lib;
 };

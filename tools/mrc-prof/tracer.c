@@ -319,6 +319,7 @@ static void on_gone(struct tracer *tr, pid_t tid, int status, uint64_t t)
 			record(tr, &ev, t);
 		}
 		mp_maps_forget(tr->maps, th->tgid);
+		mp_callsites_forget(tr->cs, th->tgid);
 		if (tid == tr->root)
 			tr->t->exit_status = status;
 	}
@@ -449,9 +450,11 @@ int mp_tracer_run(const struct mp_tracer_opts *o, struct mp_trace *t)
 
 	t->overhead_ns = o->overhead_ns;
 	t->buffer_min = o->buffer_min;
+	t->unwind = (uint32_t)o->unwind;
 	err = mp_maps_create(t, &tr.maps);
 	if (!err)
-		err = mp_callsites_create(t, tr.maps, o->depth, &tr.cs);
+		err = mp_callsites_create(t, tr.maps, o->depth, (enum mp_unwind_mode)o->unwind,
+					  &tr.cs);
 	if (!err)
 		err = thread_table_grow(&tr);
 	if (!err)

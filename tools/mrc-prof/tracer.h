@@ -23,6 +23,7 @@ struct mp_tracer_opts {
 	void *child_arg;
 	uint32_t buffer_min;		/* trace I/O buffers from this size; 0: off */
 	int depth;			/* call-site frames */
+	int unwind;			/* enum mp_unwind_mode */
 	int only_first;			/* record the first process only */
 	int no_aslr;			/* ADDR_NO_RANDOMIZE: reproducible counts */
 	const char *libprof_prefix;	/* MRCACHE_PROF for the child, or NULL */
