@@ -4,8 +4,9 @@
  * munmap of a touched 4 KiB page unwatched and watched, and a cheap
  * unrelated system call (getppid) in this process and in another one,
  * with 10 to 100,000 watched ranges, against the same operations with the
- * programs detached, measured right before each row (the machine is noisy:
- * compare within a row).  Medians.
+ * programs detached.  The machine is noisy: each row alternates detached and
+ * attached measurements ROUNDS times and reports the median of the rounds'
+ * medians; compare within a row.
  *
  *   mrc-bpf-bench [-n SAMPLES] [-c COUNT,COUNT,...]
  */
@@ -34,6 +35,7 @@ int main(void)
 #define PAGE 4096ul
 #define SYSCALL_BATCH 200
 #define MAX_COUNTS 16
+#define ROUNDS 5
 
 static unsigned samples = 3001;
 
@@ -160,6 +162,60 @@ static void measure(struct mrc_monitor *mon, struct row *r)
 	r->sys_other = getppid_other_ns();
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+/* Median over ROUNDS of each field of rows measured in turn. */
+static void median_row(const struct row *rs, struct row *out)
+{
+	double v[4][ROUNDS];
+
+	for (int i = 0; i < ROUNDS; i++) {
+		v[0][i] = rs[i].unwatched;
+		v[1][i] = rs[i].watched;
+		v[2][i] = rs[i].sys_self;
+		v[3][i] = rs[i].sys_other;
+	}
+	out->unwatched = median_of(v[0], ROUNDS);
+	out->watched = median_of(v[1], ROUNDS);
+	out->sys_self = median_of(v[2], ROUNDS);
+	out->sys_other = median_of(v[3], ROUNDS);
+}
+
+/* Detached, then attached, ROUNDS times; 0 or -errno. */
+static int compare(struct mrc_monitor *mon, struct mrc_bpf_skel *skel,
+		   struct row *base, struct row *att)
+{
+	struct row b[ROUNDS], a[ROUNDS];
+	unsigned all = samples;
+	int err = 0;
+
+	samples = all / ROUNDS + 1;
+	for (int i = 0; i < ROUNDS && !err; i++) {
+		mrc_bpf_skel__detach(skel);
+		measure(NULL, &b[i]);
+		err = mrc_bpf_skel__attach(skel);
+		if (!err)
+			measure(mon, &a[i]);
+	}
+	samples = all;
+	if (err)
+		return err;
+	median_row(b, base);
+	median_row(a, att);
+	return 0;
+}
+
 static int parse_counts(const char *s, unsigned long *c)
 {
 	int n = 0;
@@ -236,14 +292,11 @@ int main(int argc, char **argv)
 			}
 		}
 		rows[c].watch = added ? (double)(now_ns() - t0) / (double)added : 0;
-		mrc_bpf_skel__detach(skel);
-		measure(NULL, &rows[c].base);
-		if (mrc_bpf_skel__attach(skel)) {
+		st0 = *st;
+		if (compare(mon, skel, &rows[c].base, &rows[c].r)) {
 			fprintf(stderr, "mrc-bpf-bench: re-attaching failed\n");
 			return 1;
 		}
-		st0 = *st;
-		measure(mon, &rows[c].r);
 		ring_buffer__consume(((struct mrc_bpf_mon *)mon)->rb);
 		rows[c].cells = (double)(st->cells - st0.cells) /
 				(double)(st->calls - st0.calls + !(st->calls - st0.calls));
@@ -252,8 +305,9 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < have; i++)
 		mrc_bpf_unwatch(mon, &ws[i]);
 	mrc_monitor_bpf_ops.stop(mon);
-	printf("bpf monitor, %s variant; %u samples; medians in ns "
-	       "(ratio or difference to no programs attached)\n", variant, samples);
+	printf("bpf monitor, %s variant; %u samples in %d alternating rounds; "
+	       "medians in ns (ratio or difference to the programs detached)\n",
+	       variant, samples, ROUNDS);
 	printf("%8s %8s %18s %18s %8s %16s %16s %9s %8s\n", "watched", "munmap",
 	       "munmap unwatched", "munmap watched", "getppid", "getppid (self)",
 	       "getppid (other)", "watch()", "cells/op");
