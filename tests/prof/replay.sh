@@ -24,7 +24,7 @@ field() {
 [ "$(field tiny peak_regions)" = 1 ] || fail "max_regions=1 kept more than one region"
 [ "$(field kernel register_ns)" != "$(field uring register_ns)" ] || fail "backend cost model ignored"
 echo "ok: monitor none -> 1 stale hit; max_regions=1 respected; backend costs differ"
-for p in timeline latency; do
+for p in timeline latency costs; do
 	f="$WORK/plot-$p.svg"
 	[ -s "$f" ] && head -c 5 "$f" | grep -q '<?xml' && tail -1 "$f" | grep -q '</svg>' \
 		|| fail "$f is not a complete SVG"

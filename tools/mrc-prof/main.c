@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	      "  -o, --json FILE        JSON report\n"
 	      "  -t, --text FILE        text report (default: stderr)\n"
 	      "  -q, --quiet            no text report on stderr\n"
-	      "  -s, --svg PREFIX       PREFIX-timeline.svg, PREFIX-latency.svg, PREFIX-libmrcache.svg\n"
+	      "  -s, --svg PREFIX       PREFIX-{timeline,latency,costs,libmrcache}.svg\n"
 	      "  -c, --config SPEC      simulated cache NAME:key=value,... (repeatable;\n"
 	      "                         keys: engine=sim|libmrcache backend=verbs|uring\n"
 	      "                         monitor=kernel|bpf|uffd|hooks|none\n"

@@ -140,12 +140,16 @@ static void text_sim(FILE *f, const struct mp_analysis *a)
 
 		if (!r->uses)
 			continue;
+		char would[96] = "";
+
+		if (!mp_dereg_dominates(r) && r->dereg_ns > 0)
+			snprintf(would, sizeof(would), " (it would at %.1fx the modelled "
+				 "deregistration cost)", mp_dereg_dominance_factor(r));
 		fprintf(f, "  %s: deregistration is %.0f%% of the cache's cost (registration %.0f%%, "
-			"monitor %.0f%%): it %s; the cache %s %.3f ms (%.0f%%) against registering "
+			"monitor %.0f%%): it %s%s; the cache %s %.3f ms (%.0f%%) against registering "
 			"every use%s\n", a->conf[i].name, 100 * r->dereg_ns / total,
 			100 * r->reg_ns / total, 100 * r->monitor_ns / total,
-			r->dereg_ns > r->reg_ns && r->dereg_ns > r->monitor_ns ? "dominates"
-										: "does not dominate",
+			mp_dereg_dominates(r) ? "dominates" : "does not dominate", would,
 			r->nocache_ns >= total ? "saves" : "costs",
 			(r->nocache_ns >= total ? r->nocache_ns - total : total - r->nocache_ns) / 1e6,
 			r->nocache_ns > 0 ? 100 * (r->nocache_ns - total) / r->nocache_ns : 0.0,
@@ -318,8 +322,8 @@ static void json_sim(struct mp_json *j, const struct mp_analysis *a)
 		mp_json_num(j, "total_ns", mp_sim_total_ns(r));
 		mp_json_num(j, "nocache_ns", r->nocache_ns);
 		mp_json_num(j, "saved_ns", r->nocache_ns - mp_sim_total_ns(r));
-		mp_json_bool(j, "deregistration_dominates",
-			     r->dereg_ns > r->reg_ns && r->dereg_ns > r->monitor_ns);
+		mp_json_bool(j, "deregistration_dominates", mp_dereg_dominates(r));
+		mp_json_num(j, "deregistration_dominance_factor", mp_dereg_dominance_factor(r));
 		mp_json_close(j, '}');
 	}
 	mp_json_close(j, ']');

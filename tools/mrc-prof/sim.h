@@ -81,6 +81,10 @@ double mp_sim_reg_ns(const struct mp_sim_config *c, uint64_t len);
 double mp_sim_dereg_ns(const struct mp_sim_config *c, uint64_t len);
 /* Counts one VM call that invalidated n regions (n > 0). */
 void mp_sim_count_op(struct mp_sim_result *r, uint32_t n);
+/* Deregistration costs more than registration and than the monitor. */
+int mp_dereg_dominates(const struct mp_sim_result *r);
+/* By how much the deregistration model would have to grow for that. */
+double mp_dereg_dominance_factor(const struct mp_sim_result *r);
 double mp_sim_total_ns(const struct mp_sim_result *r);
 const char *mp_sim_monitor_name(enum mp_sim_monitor m);
 const char *mp_engine_name(enum mp_engine e);

@@ -236,6 +236,55 @@ static void histogram(FILE *f, const char *title, const char *const *names,
 	svg_end(f);
 }
 
+/* --- costs --- */
+
+/* One stacked bar per configuration (registration, deregistration,
+ * monitor, lookup), with a tick where registering every use would end. */
+static void costs(FILE *f, const struct mp_analysis *a)
+{
+	static const char *const parts[] = { "registration", "deregistration", "monitor",
+					     "lookup" };
+	double max = 1, plot_w = H_W - 170 - 40, row = 34, top = 70;
+	int h = (int)(top + row * (double)a->nconf + 50);
+	char label[96];
+
+	for (size_t i = 0; i < a->nconf; i++) {
+		double t = mp_sim_total_ns(&a->res[i]);
+
+		max = t > max ? t : max;
+		max = a->res[i].nocache_ns > max ? a->res[i].nocache_ns : max;
+	}
+	svg_begin(f, H_W, h);
+	svg_text(f, H_W / 2.0, 22, "middle", 15,
+		 "Simulated cache cost per configuration (tick: registering every use)");
+	for (int p = 0; p < 4; p++) {
+		svg_rect(f, 170 + p * 150, 36, 12, 12, COLOR(p), 0.9);
+		svg_text(f, 186 + p * 150, 47, "start", 12, parts[p]);
+	}
+	for (size_t i = 0; i < a->nconf; i++) {
+		const struct mp_sim_result *r = &a->res[i];
+		double v[4] = { r->reg_ns, r->dereg_ns, r->monitor_ns, r->lookup_ns };
+		double x = 170, y = top + row * (double)i, nx;
+
+		svg_text(f, 160, y + row / 2 + 4, "end", 12, a->conf[i].name);
+		for (int p = 0; p < 4; p++) {
+			double w = plot_w * v[p] / max;
+
+			svg_rect(f, x, y + 4, w, row - 10, COLOR(p), 0.9);
+			x += w;
+		}
+		snprintf(label, sizeof(label), "%.3f ms%s%s", mp_sim_total_ns(r) / 1e6,
+			 mp_dereg_dominates(r) ? ", deregistration dominates" : "",
+			 r->stale_hits ? ", STALE hits" : "");
+		svg_text(f, x + 6, y + row / 2 + 4, "start", 11, label);
+		nx = 170 + plot_w * r->nocache_ns / max;
+		svg_line(f, nx, y + 1, nx, y + row - 3, "#000");
+	}
+	snprintf(label, sizeof(label), "0 .. %.3f ms", max / 1e6);
+	svg_text(f, 170, h - 15, "start", 11, label);
+	svg_end(f);
+}
+
 static int open_plot(const char *prefix, const char *what, FILE **out)
 {
 	char path[4096];
@@ -275,6 +324,9 @@ int mp_svg_write(const char *prefix, const struct mp_analysis *a)
 			hist[n++] = a->sum.k[k].hist;
 		}
 	histogram(f, "VM syscall latency (tracing overhead subtracted)", names, hist, NULL, n);
+	if ((err = close_plot(f)) || (err = open_plot(prefix, "costs", &f)))
+		return err;
+	costs(f, a);
 	if ((err = close_plot(f)))
 		return err;
 	n = 0;
