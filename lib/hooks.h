@@ -27,9 +27,18 @@
 extern struct hooks_fanout hooks_caches;
 extern struct hooks_fanout hooks_uffd_caches;
 
-/* Set by every interposer in the calling thread: lets a monitor check that
- * the application's calls really reach libmrcache's definitions. */
-extern __thread int hooks_probe_hits __attribute__((tls_model("initial-exec")));
+/* While monitor_hooks.c checks that the application's calls really reach
+ * libmrcache's definitions, every interposer counts itself.  Otherwise it
+ * costs one load of a word nobody writes (no TLS: a dlopen()ed libmrcache
+ * must not need static TLS, and dynamic TLS may allocate inside free()). */
+extern int hooks_probing;
+extern unsigned hooks_probe_hits;
+
+static inline void hooks_probe_note(void)
+{
+	if (__builtin_expect(__atomic_load_n(&hooks_probing, __ATOMIC_RELAXED), 0))
+		__atomic_fetch_add(&hooks_probe_hits, 1, __ATOMIC_RELAXED);
+}
 
 /* The next definition of `name` after libmrcache's, cached in *slot;
  * NULL when there is none (a fully static program). */

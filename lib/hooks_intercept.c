@@ -37,7 +37,8 @@
 
 struct hooks_fanout hooks_caches;
 struct hooks_fanout hooks_uffd_caches;
-__thread int hooks_probe_hits __attribute__((tls_model("initial-exec")));
+int hooks_probing;
+unsigned hooks_probe_hits;
 
 void *hooks_next(void **slot, const char *name)
 {
@@ -88,7 +89,7 @@ int munmap(void *addr, size_t len)
 	uintptr_t s, e;
 	int rc;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (!range_of(addr, len, &s, &e))
 		watching = 0;
 	if (watching)
@@ -121,7 +122,7 @@ int madvise(void *addr, size_t len, int advice)
 	uintptr_t s, e;
 	int rc;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (!range_of(addr, len, &s, &e))
 		watching = 0;
 	if (watching)
@@ -144,7 +145,7 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	uintptr_t os = 0, oe = 0, ns = 0, ne = 0;
 	va_list ap;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (flags & MREMAP_FIXED) {
 		va_start(ap, flags);
 		new_addr = va_arg(ap, void *);
@@ -182,7 +183,7 @@ static void *mmap_hooked(void **next, const char *name, void *addr, size_t len,
 	uintptr_t s, e;
 	void *rc;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (!range_of(addr, len, &s, &e))
 		watching = 0;
 	if (watching)
@@ -220,7 +221,7 @@ static void *sbrk_hooked(intptr_t incr)
 	uintptr_t cur = 0;
 	void *rc;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (watching) {
 		cur = (uintptr_t)__sbrk(0);
 		hooks_report(cur + (uintptr_t)incr, cur, MRCACHE_CAUSE_UNMAP);
@@ -254,7 +255,7 @@ void *shmat(int shmid, const void *addr, int flags)
 	uintptr_t s = (uintptr_t)addr, e = watching ? s + ds.shm_segsz : s;
 	void *rc;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (watching)
 		hooks_report(s, e, MRCACHE_CAUSE_UNMAP);
 	rc = real ? real(shmid, addr, flags) : (void *)syscall(SYS_shmat, shmid, addr, flags);
@@ -311,7 +312,7 @@ int shmdt(const void *addr)
 	uintptr_t s = (uintptr_t)addr, e = watching ? shm_end(s) : s;
 	int rc;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (watching && e == s)
 		e = s + (uintptr_t)getpagesize();	/* unknown size: at least addr */
 	if (watching)

@@ -16,14 +16,17 @@
  *   malloc_trim()               the whole main heap and every thread heap
  *                               seen so far (it discards free pages anywhere)
  *
- * Chunks are decoded only when the next free() is glibc's own (not a
- * sanitizer's or another allocator's: those unmap through munmap, which
- * hooks_intercept.c sees when they call it through the PLT).  The
+ * Chunks are decoded only when the next free() is glibc's own.  With
+ * another allocator (a sanitizer's, jemalloc...) free() and realloc()
+ * report the pages wholly inside the block given back, and what that
+ * allocator unmaps through the PLT is seen by hooks_intercept.c.  The
  * definitions are weak so a fully static link against glibc keeps glibc's
  * (and loses this part; docs/monitors.md).
  */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,41 +62,61 @@ struct chunk_info {
 };
 
 static void *next_free_fn, *next_realloc_fn, *next_trim_fn;
-static __thread int resolving __attribute__((tls_model("initial-exec")));
+/* Who is looking up the next free/realloc with dlsym() (0: nobody). */
+static int resolving;
+static pthread_t resolver;
 
 static void leak(void *p)
 {
 }
 
-/* The first free() looks the next one up with dlsym(), which may free in
- * turn (before a sanitizer's runtime is even initialised): those nested
- * frees leak, since whose memory it is is not known yet. */
-static void (*next_free(void))(void *)
+/* Look up the next definition of `name` once.  dlsym() may free or
+ * realloc in turn, even before a sanitizer's runtime is initialised: such
+ * nested calls get `nested` (whose memory it is is not known yet); other
+ * threads wait for the lookup. */
+static void *next_alloc_fn(void **slot, const char *name, void *nested, void *fallback)
 {
-	void *fn = __atomic_load_n(&next_free_fn, __ATOMIC_ACQUIRE);
+	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	int expect = 0;
 
 	if (fn)
-		return (void (*)(void *))fn;
-	if (resolving)
-		return leak;
-	resolving = 1;
-	fn = hooks_next(&next_free_fn, "free");
-	resolving = 0;
-	return fn ? (void (*)(void *))fn : __libc_free;
+		return fn;
+	if (__atomic_load_n(&resolving, __ATOMIC_ACQUIRE) &&
+	    pthread_equal(resolver, pthread_self()))
+		return nested;
+	if (!__atomic_compare_exchange_n(&resolving, &expect, 1, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED)) {
+		while (!(fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE)))
+			sched_yield();
+		return fn;
+	}
+	resolver = pthread_self();
+	fn = hooks_next(slot, name);
+	if (!fn) {
+		fn = fallback;
+		__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);
+	return fn;
+}
+
+static void (*next_free(void))(void *)
+{
+	return (void (*)(void *))next_alloc_fn(&next_free_fn, "free", (void *)leak,
+					       (void *)__libc_free);
 }
 
 static void *(*next_realloc(void))(void *, size_t)
 {
-	void *fn = __atomic_load_n(&next_realloc_fn, __ATOMIC_ACQUIRE);
+	return (void *(*)(void *, size_t))next_alloc_fn(&next_realloc_fn, "realloc",
+							(void *)__libc_realloc,
+							(void *)__libc_realloc);
+}
 
-	if (fn)
-		return (void *(*)(void *, size_t))fn;
-	if (resolving)
-		return __libc_realloc;
-	resolving = 1;
-	fn = hooks_next(&next_realloc_fn, "realloc");
-	resolving = 0;
-	return fn ? (void *(*)(void *, size_t))fn : __libc_realloc;
+__attribute__((constructor)) static void hooks_malloc_init(void)
+{
+	next_free();
+	next_realloc();
 }
 
 int hooks_malloc_is_glibc(void)
@@ -184,41 +207,64 @@ static void chunk_after(const struct chunk_info *ci, enum mrcache_cause cause)
 	}
 }
 
-/* Decode only glibc's own chunks, and only while some cache listens. */
-static int decode(void *p)
+/* Another allocator (a sanitizer's, jemalloc...) may unmap a block with
+ * raw syscalls: without its layout, report the pages that lay wholly
+ * inside what was given back, [block+from, block+n) (n: the usable size,
+ * read before the call).  No other live block can use those pages, so only
+ * a registration of memory that was just freed can be dropped. */
+static void foreign_range(uintptr_t block, size_t from, size_t n, struct chunk_info *ci)
 {
-	return p && hooks_wanted() && hooks_malloc_is_glibc();
+	uintptr_t page = (uintptr_t)getpagesize();
+	uintptr_t lo = (block + from + page - 1) & ~(page - 1);
+	uintptr_t hi = (block + n) & ~(page - 1);
+
+	memset(ci, 0, sizeof(*ci));
+	if (from < n && hi > lo) {
+		ci->mmapped = 1;
+		ci->map_lo = lo;
+		ci->map_hi = hi;
+	}
 }
 
 __attribute__((weak)) void free(void *p)
 {
 	struct chunk_info ci;
 
-	hooks_probe_hits++;
-	if (!decode(p)) {
+	hooks_probe_note();
+	if (!p || !hooks_wanted()) {
 		next_free()(p);
 		return;
 	}
-	chunk_before(p, &ci);
+	if (hooks_malloc_is_glibc())
+		chunk_before(p, &ci);
+	else
+		foreign_range((uintptr_t)p, 0, malloc_usable_size(p), &ci);
 	next_free()(p);
 	chunk_after(&ci, MRCACHE_CAUSE_UNMAP);
 }
 
 __attribute__((weak)) void *realloc(void *p, size_t size)
 {
+	int glibc = hooks_malloc_is_glibc();
+	uintptr_t old = (uintptr_t)p;
 	struct chunk_info ci;
+	size_t n = 0;
 	void *q;
 
-	hooks_probe_hits++;
-	if (!decode(p))
+	hooks_probe_note();
+	if (!p || !hooks_wanted())
 		return next_realloc()(p, size);
-	chunk_before(p, &ci);
+	if (glibc)
+		chunk_before(p, &ci);
+	else
+		n = malloc_usable_size(p);
 	q = next_realloc()(p, size);
 	if (!q && size)
 		return NULL;	/* failed: the old block is intact */
-	/* An mmapped block grown in place by mremap keeps its pages. */
-	if (ci.mmapped && q == p && ci.map_hi - ci.map_lo <= size + CHUNK_HDR)
-		ci.mmapped = 0;
+	if (!glibc)		/* moved: all of it; shrunk in place: the tail */
+		foreign_range(old, (uintptr_t)q == old ? size : 0, n, &ci);
+	else if (ci.mmapped && (uintptr_t)q == old && ci.map_hi - ci.map_lo <= size + CHUNK_HDR)
+		ci.mmapped = 0;	/* grown in place by mremap: same pages */
 	chunk_after(&ci, MRCACHE_CAUSE_REMAP);
 	return q;
 }
@@ -240,7 +286,7 @@ __attribute__((weak)) int malloc_trim(size_t pad)
 	int watching = hooks_wanted() && hooks_malloc_is_glibc();
 	int rc;
 
-	hooks_probe_hits++;
+	hooks_probe_note();
 	if (watching)
 		note_break((uintptr_t)__sbrk(0));
 	rc = real ? real(pad) : 0;

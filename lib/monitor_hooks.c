@@ -60,30 +60,31 @@ static void probe(void)
 	size_t page = (size_t)getpagesize();
 	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int before = hooks_probe_hits;
-	void *volatile block;
+	void *volatile block;	/* the compiler may drop a malloc/free pair */
+	unsigned before;
 
 	if (p == MAP_FAILED) {
 		probe_result = -errno;
 		return;
 	}
+	__atomic_store_n(&hooks_probing, 1, __ATOMIC_SEQ_CST);
+	before = __atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST);
 	munmap(p, page);
-	if (hooks_probe_hits == before) {
-		mrc_log(0, "monitor hooks: munmap() does not reach libmrcache "
-			"(loaded with dlopen(RTLD_LOCAL), or after libc?)");
+	if (__atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST) == before) {
+		__atomic_store_n(&hooks_probing, 0, __ATOMIC_SEQ_CST);
 		probe_result = -ENOTSUP;
 		return;
 	}
-	before = hooks_probe_hits;
-	/* volatile: the compiler may drop a malloc/free pair. */
+	before = __atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST);
 	block = malloc(1);
 	free(block);
-	if (hooks_probe_hits == before)
+	if (__atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST) == before)
 		mrc_log(1, "monitor hooks: free() does not reach libmrcache: "
 			"blocks glibc unmaps inside free() are not seen");
 	else if (!hooks_malloc_is_glibc())
 		mrc_log(1, "monitor hooks: the allocator is not glibc's: only "
 			"its munmap/madvise calls through the PLT are seen");
+	__atomic_store_n(&hooks_probing, 0, __ATOMIC_SEQ_CST);
 	hooks_malloc_note_heap(brk_heap_start());
 }
 
@@ -97,8 +98,13 @@ static int hooks_start(struct mrcache *cache, struct mrc_monitor **out)
 {
 	struct hooks_monitor *m;
 
-	if (hooks_interposed())
+	if (hooks_interposed()) {
+		mrc_log(cache->cfg.monitor == MRCACHE_MONITOR_HOOKS ? 0 : 1,
+			"monitor hooks: munmap() does not reach libmrcache "
+			"(libmrcache was dlopen()ed, or libc precedes it in the lookup "
+			"order: link the program with -lmrcache, or LD_PRELOAD it)");
 		return probe_result;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;

@@ -18,19 +18,6 @@
 #include "testutil.h"
 
 #define ROUNDS 1000
-
-/* A sanitizer's allocator unmaps with raw syscalls, unseen by the hooks
- * (docs/monitors.md): free() is checked with glibc's malloc only. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CHECK_FREE 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CHECK_FREE 0
-#endif
-#endif
-#ifndef CHECK_FREE
-#define CHECK_FREE 1
-#endif
 #define LEN (256ul << 10)
 
 static int stop_busy;
@@ -113,14 +100,12 @@ static int round_trip(enum mrcache_monitor_kind m, struct tally *t)
 	CHECK_EQ(munmap(p, LEN), 0);
 	check_fresh(c, at, LEN, t);
 
-	if (CHECK_FREE) {
-		q = malloc(4 * LEN);
-		CHECK(q != NULL);
-		CHECK_EQ(get_missed(c, q, 4 * LEN), 1);
-		at = (uintptr_t)q;
-		free(q);
-		check_fresh(c, at, 4 * LEN, t);
-	}
+	q = malloc(4 * LEN);
+	CHECK(q != NULL);
+	CHECK_EQ(get_missed(c, q, 4 * LEN), 1);
+	at = (uintptr_t)q;
+	free(q);
+	check_fresh(c, at, 4 * LEN, t);
 
 	CHECK_EQ(mrcache_destroy(c), 0);
 	CHECK_EQ(test_backend_fini(&tb), 0);
