@@ -285,6 +285,7 @@ static void json_sim(struct mp_json *j, const struct mp_analysis *a)
 
 		mp_json_open(j, NULL, '{');
 		mp_json_str(j, "name", c->name);
+		mp_json_str(j, "engine", mp_engine_name(c->engine));
 		mp_json_str(j, "backend", c->backend);
 		mp_json_str(j, "monitor", mp_sim_monitor_name(c->monitor));
 		mp_json_u64(j, "max_regions", c->max_regions);

@@ -7,24 +7,25 @@
 #include "summary.h"
 #include "vmranges.h"
 
-/* Per address space: the break and attached segments (vmranges.h). */
+/* Bytes need the events of their space before them (the old break, the
+ * attached segments): per address space, a vmranges.h state. */
 struct space_bytes {
 	uint32_t tgid;		/* first: spaces.h */
 	struct mp_vm_state vm;
 };
 
-struct mp_bytes_state {
+struct bytes_state {
 	struct space_bytes *v;
 	size_t n;
 };
 
-int mp_bytes_state_create(struct mp_bytes_state **out)
+static int bytes_state_create(struct bytes_state **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
 }
 
-void mp_bytes_state_destroy(struct mp_bytes_state *s)
+static void bytes_state_destroy(struct bytes_state *s)
 {
 	if (s)
 		free(s->v);
@@ -39,7 +40,7 @@ static uint64_t shm_len(const struct mp_vm_state *vm, uint64_t addr)
 	return 0;
 }
 
-uint64_t mp_event_bytes(struct mp_bytes_state *s, const struct mp_event *e)
+static uint64_t event_bytes(struct bytes_state *s, const struct mp_event *e)
 {
 	struct space_bytes *sp = mp_space_get((void **)&s->v, &s->n, sizeof(*sp), e->tgid, NULL);
 	uint64_t b = 0, ret = (uint64_t)e->ret;
@@ -107,13 +108,13 @@ static struct mp_site_sum *site_sum(struct mp_summary *s, uint32_t site, uint16_
 
 int mp_summary_build(const struct mp_trace *t, struct mp_summary *s)
 {
-	struct mp_bytes_state *bs;
+	struct bytes_state *bs;
 	size_t cap = 0, nlat[MP_VM_KINDS] = { 0 };
 	int err = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->processes = 1;
-	if (mp_bytes_state_create(&bs))
+	if (bytes_state_create(&bs))
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nev; i++)
 		if (t->ev[i].kind < MP_VM_KINDS)
@@ -123,7 +124,7 @@ int mp_summary_build(const struct mp_trace *t, struct mp_summary *s)
 			err = -ENOMEM;
 	for (size_t i = 0; !err && i < t->nev; i++) {
 		const struct mp_event *e = &t->ev[i];
-		uint64_t b = mp_event_bytes(bs, e);
+		uint64_t b = event_bytes(bs, e);
 		struct mp_kind_sum *k;
 		struct mp_site_sum *ss;
 
@@ -155,7 +156,7 @@ int mp_summary_build(const struct mp_trace *t, struct mp_summary *s)
 			mp_sort_u64(s->k[k].lat, s->k[k].calls);
 	if (s->nsites)
 		qsort(s->sites, s->nsites, sizeof(s->sites[0]), cmp_site);
-	mp_bytes_state_destroy(bs);
+	bytes_state_destroy(bs);
 	if (err)
 		mp_summary_free(s);
 	return err;

@@ -23,6 +23,8 @@ struct mp_site_sum {
 	uint64_t invalidated;	/* simulated registrations it invalidated */
 };
 
+/* Bytes of a VM event: the length it maps, unmaps, advises, remaps to
+ * (mremap) or moves the break by (brk), or the segment size (shm). */
 struct mp_summary {
 	struct mp_kind_sum k[MP_VM_KINDS];
 	uint64_t io_calls[2], io_bytes[2];	/* read, write buffers seen */
@@ -30,14 +32,6 @@ struct mp_summary {
 	struct mp_site_sum *sites;		/* sorted by calls, descending */
 	size_t nsites;
 };
-
-/* bytes of one VM event: the length it maps, unmaps, remaps (new length),
- * advises, or moves the break by.  Needs the events of its space before
- * it, hence the state. */
-struct mp_bytes_state;
-int mp_bytes_state_create(struct mp_bytes_state **out);
-void mp_bytes_state_destroy(struct mp_bytes_state *s);
-uint64_t mp_event_bytes(struct mp_bytes_state *s, const struct mp_event *e);
 
 int mp_summary_build(const struct mp_trace *t, struct mp_summary *s);
 void mp_summary_free(struct mp_summary *s);
