@@ -50,6 +50,8 @@ struct peer_ops {
 	void (*progress)(struct bench_peer *p);
 	/* Backend registrations so far; NULL: the shared pins' count. */
 	uint64_t (*registrations)(struct bench_peer *p);
+	/* Between measurements: drop every unused region.  May be NULL. */
+	void (*reset)(struct bench_peer *p);
 };
 
 struct bench_peer {
@@ -124,6 +126,7 @@ struct workload {
 	int lower_is_better;		/* for metric 0, in plots */
 	int uring;			/* needs real pins */
 	int merge_peers;		/* also run the NO_MERGE variants */
+	int fresh;			/* a new worker for every measurement */
 	/* In the child: measure once, fill v[0..nmetrics). */
 	int (*run)(struct bench_peer *p, long param,
 		   const struct bench_opts *o, double *v);
@@ -133,17 +136,27 @@ extern const struct workload wl_hits, wl_misses, wl_threads, wl_invalidate,
 	wl_invalidate_bulk, wl_churn, wl_unrelated, wl_memory, wl_merge_prefix,
 	wl_merge_window;
 
-/* ---- child.c ---- */
+/* ---- child.c: worker processes ---- */
 
 struct bench_sample {
-	int status;			/* 0, or -errno: peer unavailable */
-	double v[BENCH_MAX_METRICS];
+	int status;			/* 0, or -errno */
+	double v[BENCH_MAX_METRICS];	/* worker_start: v[0] = open seconds */
 	char why[BENCH_WHY_LEN];
 };
 
-void child_run(const struct workload *w, const struct bench_peer *proto,
-	       long param, const struct bench_opts *o,
-	       struct bench_sample *out);
+struct worker {
+	int pid;			/* 0: not running */
+	int to, from;			/* pipes to and from it */
+};
+
+/* Fork a worker that opens a copy of proto with the given pins.  Returns
+ * s->status: 0, or -errno with s->why (the worker is gone then). */
+int worker_start(struct worker *wk, const struct bench_peer *proto,
+		 enum bench_pin pin, const struct bench_opts *o,
+		 struct bench_sample *s);
+int worker_run(struct worker *wk, const struct workload *w, long param,
+	       struct bench_sample *s);
+void worker_stop(struct worker *wk);
 
 /* ---- util.c ---- */
 
@@ -219,6 +232,10 @@ void report_rows(const struct bench_run *r, int first, FILE *out);
 void report_targets(const struct bench_run *r, FILE *out);
 int report_json(const struct bench_run *r, const char *path);
 int report_svg(const struct bench_run *r, const char *dir);
+/* svg_prefix: where the plots are, relative to the Markdown file (NULL:
+ * no plots). */
+int report_markdown(const struct bench_run *r, const char *path,
+		    const char *svg_prefix);
 void machine_describe(struct bench_run *r);
 
 #endif

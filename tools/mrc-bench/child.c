@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * child.c - one measurement in a process of its own.
+ * child.c - measurements run in worker processes, one per peer.
  *
  * Hooks a peer installs (UCX patches libc's munmap, mrcache's hooks monitor
- * interposes it) stay in that process; memory deltas belong to one cache;
- * a peer that hangs or crashes costs one sample, not the run.  The child's
- * stdout and stderr go to a memfd so that the reason a peer cannot start (mrcache
- * logs it) comes back with the sample.
+ * interposes it) stay in that peer's process; a peer that hangs or crashes
+ * costs its rows, not the run.  A worker opens its peer once (the bpf
+ * monitor takes seconds to load and verify its programs) and then runs one
+ * measurement per request from the parent, which interleaves the peers
+ * round by round; after each measurement the worker empties its cache
+ * (mrcache_flush) and zeroes the pin counters, so runs do not see each
+ * other's regions.  Workloads marked `fresh` (memory) get a worker of
+ * their own per measurement.
+ *
+ * A worker's stdout and stderr go to a memfd so that the reason a peer
+ * cannot start (mrcache logs it, UCX prints to stdout) comes back to the
+ * parent instead of into the table.
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,7 +26,12 @@
 #include <unistd.h>
 #include "bench.h"
 
-#define CHILD_TIMEOUT_S 300
+#define WORKER_TIMEOUT_S 300	/* per measurement */
+
+struct worker_cmd {
+	const struct workload *w;	/* NULL: close the peer and exit */
+	long param;
+};
 
 static void last_line(int fd, char *buf, size_t len)
 {
@@ -38,102 +51,201 @@ static void last_line(int fd, char *buf, size_t len)
 		snprintf(buf, len, "%.*s", (int)len - 1, start);
 }
 
-static void child_body(const struct workload *w,
-		       const struct bench_peer *proto, long param,
-		       const struct bench_opts *o, struct bench_sample *s,
-		       int errfd)
+static int send_all(int fd, const void *buf, size_t len)
 {
-	struct bench_peer peer = *proto;
-	struct bench_pins pins;
-	int ret;
-
-	peer.pin = w->uring ? PIN_URING : PIN_NOOP;
-	peer.pins = &pins;
-	ret = pins_open(&pins, peer.pin, 4096);
-	if (ret < 0) {
-		s->status = ret;
-		snprintf(s->why, sizeof(s->why), "io_uring: %s", strerror(-ret));
-		return;
-	}
-	ret = peer.ops->open(&peer);
-	if (ret < 0) {
-		s->status = ret;
-		if (peer.why[0])
-			snprintf(s->why, sizeof(s->why), "%s", peer.why);
-		else
-			last_line(errfd, s->why, sizeof(s->why));
-		if (!s->why[0])
-			snprintf(s->why, sizeof(s->why), "%s", strerror(-ret));
-		pins_close(&pins);
-		return;
-	}
-	ret = w->run(&peer, param, o, s->v);
-	if (ret < 0) {
-		s->status = ret;
-		if (peer.why[0])
-			snprintf(s->why, sizeof(s->why), "%s", peer.why);
-		else
-			snprintf(s->why, sizeof(s->why), "run failed: %s",
-				 strerror(-ret));
-	}
-	peer.ops->close(&peer);
-	pins_close(&pins);
+	return write(fd, buf, len) == (ssize_t)len ? 0 : -EPIPE;
 }
 
-void child_run(const struct workload *w, const struct bench_peer *proto,
-	       long param, const struct bench_opts *o,
-	       struct bench_sample *out)
+static int recv_all(int fd, void *buf, size_t len)
 {
-	int pfd[2], status;
-	ssize_t n;
-	pid_t pid;
+	size_t got = 0;
 
-	memset(out, 0, sizeof(*out));
-	fflush(NULL);
-	if (pipe(pfd) < 0) {
-		out->status = -errno;
-		snprintf(out->why, sizeof(out->why), "pipe: %s", strerror(errno));
-		return;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EPIPE;
+		got += (size_t)n;
 	}
-	pid = fork();
-	if (pid < 0) {
-		out->status = -errno;
-		snprintf(out->why, sizeof(out->why), "fork: %s", strerror(errno));
-		close(pfd[0]);
-		close(pfd[1]);
-		return;
-	}
-	if (pid == 0) {
+	return 0;
+}
+
+static void pins_zero(struct bench_pins *b)
+{
+	b->regs = b->deregs = b->bytes_total = 0;
+	b->bytes_peak = b->bytes_now;
+}
+
+static void worker_serve(struct bench_peer *peer, const struct bench_opts *o,
+			 int in, int out)
+{
+	struct worker_cmd c;
+
+	while (recv_all(in, &c, sizeof(c)) == 0 && c.w) {
 		struct bench_sample s = { 0 };
-		int errfd = memfd_create("mrc-bench-stderr", 0);
+		int ret;
 
-		close(pfd[0]);
-		if (errfd >= 0 && !o->verbose) {
-			dup2(errfd, 1);		/* UCX logs to stdout */
-			dup2(errfd, 2);
+		pins_zero(peer->pins);
+		peer->why[0] = 0;
+		alarm(WORKER_TIMEOUT_S);
+		ret = c.w->run(peer, c.param, o, s.v);
+		alarm(0);
+		if (ret < 0) {
+			s.status = ret;
+			snprintf(s.why, sizeof(s.why), "%s", peer->why[0] ?
+				 peer->why : strerror(-ret));
 		}
-		alarm(CHILD_TIMEOUT_S);
-		child_body(w, proto, param, o, &s, errfd);
+		if (peer->ops->reset)
+			peer->ops->reset(peer);
 		fflush(NULL);
-		if (write(pfd[1], &s, sizeof(s)) != (ssize_t)sizeof(s))
-			_exit(2);
+		if (send_all(out, &s, sizeof(s)) < 0)
+			break;
+	}
+}
+
+static void worker_main(const struct bench_peer *proto, enum bench_pin pin,
+			const struct bench_opts *o, int in, int out)
+{
+	struct bench_sample s = { 0 };
+	struct bench_peer peer = *proto;
+	struct bench_pins pins;
+	int errfd = memfd_create("mrc-bench-output", 0);
+	uint64_t t0;
+	int ret;
+
+	if (errfd >= 0 && !o->verbose) {
+		dup2(errfd, 1);
+		dup2(errfd, 2);
+	}
+	peer.pin = pin;
+	peer.pins = &pins;
+	alarm(WORKER_TIMEOUT_S);
+	ret = pins_open(&pins, pin, 4096);
+	if (ret < 0) {
+		s.status = ret;
+		snprintf(s.why, sizeof(s.why), "io_uring: %s", strerror(-ret));
+		send_all(out, &s, sizeof(s));
 		_exit(0);
 	}
-	close(pfd[1]);
-	n = read(pfd[0], out, sizeof(*out));
-	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (n != (ssize_t)sizeof(*out)) {
-		memset(out, 0, sizeof(*out));
-		out->status = -ECHILD;
-		if (WIFSIGNALED(status))
-			snprintf(out->why, sizeof(out->why),
-				 "measurement died: signal %d (%s)",
-				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	t0 = now_ns();
+	ret = peer.ops->open(&peer);
+	s.v[0] = (double)(now_ns() - t0) / 1e9;
+	alarm(0);
+	if (ret < 0) {
+		s.status = ret;
+		if (peer.why[0])
+			snprintf(s.why, sizeof(s.why), "%s", peer.why);
 		else
-			snprintf(out->why, sizeof(out->why),
-				 "measurement exited %d without a result",
-				 WEXITSTATUS(status));
+			last_line(errfd, s.why, sizeof(s.why));
+		if (!s.why[0])
+			snprintf(s.why, sizeof(s.why), "%s", strerror(-ret));
+		fflush(NULL);
+		send_all(out, &s, sizeof(s));
+		_exit(0);
 	}
+	fflush(NULL);
+	if (send_all(out, &s, sizeof(s)) == 0)
+		worker_serve(&peer, o, in, out);
+	peer.ops->close(&peer);
+	pins_close(&pins);
+	fflush(NULL);
+	_exit(0);
+}
+
+static void died(struct worker *wk, struct bench_sample *s)
+{
+	int status = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->status = -ECHILD;
+	if (wk->pid > 0)
+		while (waitpid(wk->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	if (WIFSIGNALED(status))
+		snprintf(s->why, sizeof(s->why), "measurement died: signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(s->why, sizeof(s->why),
+			 "measurement exited %d without a result",
+			 WEXITSTATUS(status));
+	close(wk->to);
+	close(wk->from);
+	wk->pid = 0;
+}
+
+int worker_start(struct worker *wk, const struct bench_peer *proto,
+		 enum bench_pin pin, const struct bench_opts *o,
+		 struct bench_sample *s)
+{
+	int to[2], from[2];
+
+	memset(s, 0, sizeof(*s));
+	wk->pid = 0;
+	fflush(NULL);
+	if (pipe(to) < 0)
+		goto fail;
+	if (pipe(from) < 0) {
+		close(to[0]);
+		close(to[1]);
+		goto fail;
+	}
+	wk->pid = fork();
+	if (wk->pid < 0) {
+		close(to[0]);
+		close(to[1]);
+		close(from[0]);
+		close(from[1]);
+		goto fail;
+	}
+	if (wk->pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		worker_main(proto, pin, o, to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+	wk->to = to[1];
+	wk->from = from[0];
+	if (recv_all(wk->from, s, sizeof(*s)) < 0) {
+		died(wk, s);
+		return s->status;
+	}
+	if (s->status < 0)
+		worker_stop(wk);
+	return s->status;
+fail:
+	s->status = -errno;
+	snprintf(s->why, sizeof(s->why), "cannot start a worker: %s",
+		 strerror(errno));
+	wk->pid = 0;
+	return s->status;
+}
+
+int worker_run(struct worker *wk, const struct workload *w, long param,
+	       struct bench_sample *s)
+{
+	struct worker_cmd c = { .w = w, .param = param };
+
+	if (send_all(wk->to, &c, sizeof(c)) < 0 ||
+	    recv_all(wk->from, s, sizeof(*s)) < 0) {
+		died(wk, s);
+		return s->status;
+	}
+	return s->status;
+}
+
+void worker_stop(struct worker *wk)
+{
+	struct worker_cmd c = { 0 };
+
+	if (wk->pid <= 0)
+		return;
+	send_all(wk->to, &c, sizeof(c));
+	close(wk->to);
+	close(wk->from);
+	while (waitpid(wk->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	wk->pid = 0;
 }

@@ -4,14 +4,16 @@
  * every monitor that starts here, side by side in one run.
  *
  *   mrc-bench [--workload LIST] [--peers LIST] [--rounds N] [--quick]
- *             [--json FILE] [--svg DIR] [--list] [--verbose]
+ *             [--json FILE] [--svg DIR] [--markdown FILE] [--list]
+ *             [--verbose]
  *
  * Each (workload, parameter) is measured round by round, every peer once
- * per round in a rotating order, each measurement in a child process; a
- * row reports the median over rounds.
+ * per round in a rotating order, each peer in a worker process of its own
+ * (child.c); a row reports the median over rounds.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +36,11 @@ static const enum mrcache_monitor_kind monitors[] = {
 struct peer_slot {
 	struct bench_peer peer;
 	int selected;
-	int available;
+	int available;			/* its no-op worker started */
 	char why[BENCH_WHY_LEN];
+	struct worker wk[2];		/* by enum bench_pin */
+	int wk_failed[2];
+	char wk_why[2][BENCH_WHY_LEN];
 };
 
 static struct peer_slot peers[MAX_PEERS];
@@ -120,15 +125,30 @@ static int match_workload(int idx, const char *tok)
 	return !strcmp(tok, "all") || !strcmp(tok, workloads[idx]->name);
 }
 
-static int probe_run(struct bench_peer *p, long param,
-		     const struct bench_opts *o, double *v)
+/* The worker of peer i for pins `pin`, started on first use; NULL (and
+ * the reason in s) when it cannot start. */
+static struct worker *peer_worker(int i, enum bench_pin pin,
+				  const struct bench_opts *o,
+				  struct bench_sample *s)
 {
-	return 0;
+	struct peer_slot *ps = &peers[i];
+
+	if (ps->wk[pin].pid > 0)
+		return &ps->wk[pin];
+	if (ps->wk_failed[pin]) {
+		s->status = -ENOTSUP;
+		snprintf(s->why, sizeof(s->why), "%s", ps->wk_why[pin]);
+		return NULL;
+	}
+	if (worker_start(&ps->wk[pin], &ps->peer, pin, o, s) < 0) {
+		ps->wk_failed[pin] = 1;
+		snprintf(ps->wk_why[pin], sizeof(ps->wk_why[pin]), "%s", s->why);
+		return NULL;
+	}
+	return &ps->wk[pin];
 }
 
-static const struct workload wl_probe = { .name = "probe", .run = probe_run };
-
-/* Which peers start here: each is opened once in a child of its own. */
+/* Which peers start here, and how long opening one takes. */
 static void peers_probe(const struct bench_opts *o)
 {
 	struct bench_sample s;
@@ -136,13 +156,44 @@ static void peers_probe(const struct bench_opts *o)
 	for (int i = 0; i < npeers; i++) {
 		if (!peers[i].selected)
 			continue;
-		child_run(&wl_probe, &peers[i].peer, 0, o, &s);
-		peers[i].available = s.status == 0;
+		peers[i].available = peer_worker(i, PIN_NOOP, o, &s) != NULL;
 		snprintf(peers[i].why, sizeof(peers[i].why), "%s", s.why);
-		if (!peers[i].available && peers[i].peer.flags == 0)
+		if (peers[i].peer.flags)
+			continue;
+		if (peers[i].available)
+			printf("# %-14s opens in %.3f s\n", peers[i].peer.name,
+			       s.v[0]);
+		else
 			printf("# %-14s unavailable: %s\n", peers[i].peer.name,
 			       s.why);
 	}
+}
+
+static void peers_stop(void)
+{
+	for (int i = 0; i < npeers; i++)
+		for (int pin = 0; pin < 2; pin++)
+			worker_stop(&peers[i].wk[pin]);
+}
+
+/* One measurement of peer i: in its long-lived worker, or in a worker of
+ * its own for workloads that need a fresh process. */
+static void sample(int i, const struct workload *w, long param,
+		   const struct bench_opts *o, struct bench_sample *s)
+{
+	enum bench_pin pin = w->uring ? PIN_URING : PIN_NOOP;
+	struct worker fresh, *wk;
+
+	if (w->fresh) {
+		if (worker_start(&fresh, &peers[i].peer, pin, o, s) < 0)
+			return;
+		worker_run(&fresh, w, param, s);
+		worker_stop(&fresh);
+		return;
+	}
+	wk = peer_worker(i, pin, o, s);
+	if (wk)
+		worker_run(wk, w, param, s);
 }
 
 static int peer_in_workload(const struct peer_slot *s,
@@ -184,7 +235,7 @@ static void measure(struct bench_run *run, const struct workload *w,
 
 			if (r->status < 0)
 				continue;
-			child_run(w, &peers[i].peer, param, o, &s);
+			sample(i, w, param, o, &s);
 			if (s.status < 0) {
 				r->status = s.status;
 				snprintf(r->why, sizeof(r->why), "failed: %.190s",
@@ -212,10 +263,12 @@ static void usage(FILE *f)
 		"  --peers LIST     nocache, ucx, mrcache, a monitor name (none, hooks,\n"
 		"                   uffd, bpf, kernel) or a full peer name (default all)\n"
 		"  --rounds N       measurements per row, median reported (default 5)\n"
-		"  --quick          smoke run: small sizes, one round\n"
+		"  --quick          smoke run: small sizes, one round unless --rounds\n"
 		"  --ops N          get+put per hit sample (default 2000000)\n"
 		"  --json FILE      write every sample and the targets as JSON\n"
 		"  --svg DIR        write one SVG plot per workload into DIR\n"
+		"  --markdown FILE  write the tables, targets and plots as Markdown\n"
+		"                   (plots linked as if FILE were in DIR)\n"
 		"  --list           list workloads and peers, then exit\n"
 		"  --verbose        let measurements write to stderr\n");
 }
@@ -250,19 +303,22 @@ int main(int argc, char **argv)
 		{ "ops", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },
+		{ "markdown", required_argument, NULL, 'm' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *wl_list = "all", *peer_list = "all", *json = NULL,
-		   *svg = NULL;
+		   *svg = NULL, *markdown = NULL;
 	struct bench_opts o = { .ops = 2000000 };
 	int wsel[NWORKLOADS] = { 0 }, psel[MAX_PEERS] = { 0 };
 	struct bench_run run = { 0 };
-	int rounds = 5, c, status = 0;
+	int rounds = 0, c, status = 0;
 	char *end;
 
+	/* A worker that died shows up as EPIPE on its pipe, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
 	peers_build();
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -286,6 +342,7 @@ int main(int argc, char **argv)
 			break;
 		case 'j': json = optarg; break;
 		case 's': svg = optarg; break;
+		case 'm': markdown = optarg; break;
 		case 'l': list(); return 0;
 		case 'v': o.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -296,11 +353,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (o.quick) {
-		rounds = 1;
-		if (o.ops == 2000000)
-			o.ops = 20000;
-	}
+	if (!rounds)
+		rounds = o.quick ? 1 : 5;
+	if (o.quick && o.ops == 2000000)
+		o.ops = 20000;
 	if (select_list(wl_list, match_workload, NWORKLOADS, wsel, "workload") ||
 	    select_list(peer_list, match_peer, npeers, psel, "peer"))
 		return 2;
@@ -324,18 +380,24 @@ int main(int argc, char **argv)
 		const long *params = o.quick ? w->quick_params : w->params;
 		int first = run.nres;
 
+		uint64_t t0 = now_ns();
+
 		if (!wsel[i])
 			continue;
 		for (int k = 0; k < BENCH_MAX_PARAMS && params[k]; k++)
 			measure(&run, w, params[k], rounds, &o);
 		report_rows(&run, first, stdout);
+		printf("(%s: %.1f s)\n", w->name, (double)(now_ns() - t0) / 1e9);
 		fflush(stdout);
 	}
+	peers_stop();
 	targets_compute(&run);
 	report_targets(&run, stdout);
 	if (json && report_json(&run, json) < 0)
 		status = 1;
 	if (svg && report_svg(&run, svg) < 0)
+		status = 1;
+	if (markdown && report_markdown(&run, markdown, svg ? "" : NULL) < 0)
 		status = 1;
 	for (int i = 0; i < run.nres; i++)
 		if (run.res[i].status < 0 && run.res[i].status != -ENOTSUP)

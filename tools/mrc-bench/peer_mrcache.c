@@ -90,6 +90,12 @@ static uint64_t mrcache_peer_registrations(struct bench_peer *p)
 	return st.registrations;
 }
 
+static void mrcache_peer_reset(struct bench_peer *p)
+{
+	mrcache_progress(p->priv);
+	mrcache_flush(p->priv);
+}
+
 const struct peer_ops peer_mrcache_ops = {
 	.open = mrcache_peer_open,
 	.close = mrcache_peer_close,
@@ -97,4 +103,5 @@ const struct peer_ops peer_mrcache_ops = {
 	.put = mrcache_peer_put,
 	.progress = mrcache_peer_progress,
 	.registrations = mrcache_peer_registrations,
+	.reset = mrcache_peer_reset,
 };
