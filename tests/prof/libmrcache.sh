@@ -8,7 +8,7 @@ L=$B/tests/prof/lib-workload
 # A sanitizer build (make SAN=asan): LeakSanitizer stops the world from a
 # CLONE_UNTRACED thread, which no tracer follows and whose mmap then fails
 # under the filter (docs/mrc-prof.md, Limitations).
-if nm "$L" 2>/dev/null | grep -q __lsan; then export ASAN_OPTIONS=detect_leaks=0; fi
+if nm "$L" 2>/dev/null | grep -q __asan_init; then export ASAN_OPTIONS=detect_leaks=0; fi
 "$PROF" -t "$WORK/r.txt" -o "$WORK/r.json" -- "$L" hooks >"$WORK/stats"; rc=$?
 [ $rc = 77 ] && skip "the hooks monitor cannot run here"
 [ $rc = 0 ] || fail "lib-workload under mrc-prof failed ($rc)"
