@@ -4,11 +4,11 @@
  *
  * 1. Buffer reuse: NBUF buffers written in turn by RDMA WRITE, once with
  *    the cache (get, write, put) and once with ibv_reg_mr and ibv_dereg_mr
- *    around every transfer.  A second pass replaces every eighth buffer
- *    (munmap, mmap) so the cache also invalidates and re-registers.  Per
- *    pass: the time of each variant and the share of it spent in
- *    deregistration (for the cache, from mrcache_stats' register_ns and
- *    deregister_ns).
+ *    around every transfer, in rounds that alternate which goes first.
+ *    The churn variant replaces every eighth buffer (munmap, mmap) so the
+ *    cache also invalidates and re-registers.  Reported: medians over the
+ *    rounds of the speedup and of deregistration's share of the time (for
+ *    the cache, from mrcache_stats' register_ns and deregister_ns).
  * 2. Hit cost against registration cost, 4 KiB to 64 MiB: medians of
  *    mrcache_get+put on a cached region, of ibv_reg_mr and of ibv_dereg_mr.
  *
@@ -31,6 +31,7 @@
 #define IBV_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ)
 #define MAX_XFER	(1ul << 20)
+#define MAX_ROUNDS	15
 
 struct bench {
 	struct rdma_loop loop;
@@ -38,6 +39,7 @@ struct bench {
 	char *src;
 	struct ibv_mr *src_mr;
 	unsigned transfers;	/* per pass */
+	unsigned rounds;	/* pairs of passes per median */
 	unsigned reps;		/* samples per median */
 };
 
@@ -156,28 +158,82 @@ static int pass_uncached(struct bench *b, char **buf, size_t len, int churn,
 	return ret;
 }
 
-static double share(uint64_t part, uint64_t whole)
+/* Per round, in thousandths: the figures whose medians are reported. */
+enum fig {
+	FIG_TOTAL,		/* reg-each total / cached total */
+	FIG_PATH,		/* reg-each reg path / cached reg path */
+	FIG_U_DEREG_PATH,	/* reg-each: dereg / (reg + dereg) */
+	FIG_U_DEREG_TOTAL,	/* reg-each: dereg / total */
+	FIG_C_DEREG_PATH,	/* cached: dereg / (reg + dereg) */
+	FIG_C_DEREG_TOTAL,	/* cached: dereg / total */
+	FIG_COUNT
+};
+
+static uint64_t milli(uint64_t a, uint64_t b)
 {
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+	return b ? (uint64_t)(1000.0 * (double)a / (double)b + 0.5) : 0;
 }
 
-static void print_pass(const char *what, const struct pass *p)
+static void figures(const struct pass *u, const struct pass *c, uint64_t *f)
 {
-	printf("  %-12s %10.1f %10.1f %13.1f%% %13.1f%%\n", what, p->total_ns / 1e6,
-	       p->path_ns / 1e6, share(p->dereg_ns, p->reg_ns + p->dereg_ns),
-	       share(p->dereg_ns, p->total_ns));
+	f[FIG_TOTAL] = milli(u->total_ns, c->total_ns);
+	f[FIG_PATH] = milli(u->path_ns, c->path_ns ? c->path_ns : 1);
+	f[FIG_U_DEREG_PATH] = milli(u->dereg_ns, u->reg_ns + u->dereg_ns);
+	f[FIG_U_DEREG_TOTAL] = milli(u->dereg_ns, u->total_ns);
+	f[FIG_C_DEREG_PATH] = milli(c->dereg_ns, c->reg_ns + c->dereg_ns);
+	f[FIG_C_DEREG_TOTAL] = milli(c->dereg_ns, c->total_ns);
+}
+
+/* Rounds alternate which variant goes first, so drift in a noisy
+ * machine does not favour one; the ratios are taken within a round. */
+static int reuse_rounds(struct bench *b, char **buf, size_t len, int churn,
+			uint64_t fig[FIG_COUNT][MAX_ROUNDS])
+{
+	for (unsigned round = 0; round < b->rounds; round++) {
+		struct pass c = { 0 }, u = { 0 };
+		uint64_t f[FIG_COUNT];
+		int ret;
+
+		if (round % 2) {
+			ret = pass_cached(b, buf, len, churn, &c);
+			if (!ret)
+				ret = pass_uncached(b, buf, len, churn, &u);
+		} else {
+			ret = pass_uncached(b, buf, len, churn, &u);
+			if (!ret)
+				ret = pass_cached(b, buf, len, churn, &c);
+		}
+		if (ret)
+			return ret;
+		if (c.failures || u.failures) {
+			fprintf(stderr, "mrc-rdma: %llu transfers failed\n",
+				(unsigned long long)(c.failures + u.failures));
+			return -EIO;
+		}
+		figures(&u, &c, f);
+		for (int i = 0; i < FIG_COUNT; i++)
+			fig[i][round] = f[i];
+	}
+	return 0;
 }
 
 static int bench_reuse(struct bench *b)
 {
-	static const size_t sizes[] = { 4 << 10, 64 << 10, 1 << 20 };
+	static const size_t sizes[] = { 4 << 10, 64 << 10, 256 << 10 };
+	uint64_t fig[FIG_COUNT][MAX_ROUNDS], m[FIG_COUNT];
 	int ret = 0;
 
-	printf("\n1. buffer reuse: %u RDMA WRITEs over %d buffers per pass; churn replaces every %dth buffer (munmap, mmap)\n",
-	       b->transfers, NBUF, REPLACE_EVERY);
-	printf("   total: the pass; reg path: get+put, or ibv_reg_mr+ibv_dereg_mr; dereg: share of deregistration\n");
-	printf("  %-12s %10s %10s %14s %14s\n", "", "total ms", "reg path", "dereg/(reg+dereg)",
-	       "dereg/total");
+	printf("\n1. buffer reuse: passes of %u RDMA WRITEs over %d buffers, the cache (get, write, put)\n"
+	       "   against ibv_reg_mr+ibv_dereg_mr around every write; `churn` replaces every %dth\n"
+	       "   buffer (munmap, mmap) first.  Medians over %u rounds of both side by side.\n"
+	       "   speedup: reg-each time / cache time, for the whole pass and for the registration\n"
+	       "   path alone (get+put against reg+dereg); dereg: deregistration's share of\n"
+	       "   registration plus deregistration, and of the whole pass\n",
+	       b->transfers, NBUF, REPLACE_EVERY, b->rounds);
+	printf("%-14s %9s %9s   %-21s %-21s\n", "", "speedup", "speedup",
+	       "dereg/(reg+dereg)", "dereg/total");
+	printf("%-14s %9s %9s   %10s %10s %10s %10s\n", "", "total", "reg path",
+	       "reg-each", "cache", "reg-each", "cache");
 	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]) && !ret; s++) {
 		size_t len = sizes[s];
 		char *buf[NBUF] = { 0 };
@@ -186,25 +242,16 @@ static int bench_reuse(struct bench *b)
 			if (!(buf[i] = map_touched(len)))
 				ret = -ENOMEM;
 		for (int churn = 0; churn < 2 && !ret; churn++) {
-			struct pass c = { 0 }, u = { 0 };
-
-			/* Side by side, uncached first so both see warm buffers. */
-			ret = pass_uncached(b, buf, len, churn, &u);
-			if (!ret)
-				ret = pass_cached(b, buf, len, churn, &c);
+			ret = reuse_rounds(b, buf, len, churn, fig);
 			if (ret)
 				break;
-			printf("%zu KiB %s: the cache is %.2fx faster overall, %.1fx on the registration path\n",
-			       len >> 10, churn ? "churn" : "reuse",
-			       (double)u.total_ns / (double)c.total_ns,
-			       (double)u.path_ns / (double)(c.path_ns ? c.path_ns : 1));
-			print_pass("reg each", &u);
-			print_pass("cache", &c);
-			if (c.failures || u.failures) {
-				fprintf(stderr, "mrc-rdma: %llu transfers failed\n",
-					(unsigned long long)(c.failures + u.failures));
-				ret = -EIO;
-			}
+			for (int i = 0; i < FIG_COUNT; i++)
+				m[i] = median(fig[i], b->rounds);
+			printf("%4zu KiB %-5s %8.2fx %8.1fx   %9.1f%% %9.1f%% %9.1f%% %9.1f%%\n",
+			       len >> 10, churn ? "churn" : "reuse", m[FIG_TOTAL] / 1e3,
+			       m[FIG_PATH] / 1e3, m[FIG_U_DEREG_PATH] / 10.0,
+			       m[FIG_C_DEREG_PATH] / 10.0, m[FIG_U_DEREG_TOTAL] / 10.0,
+			       m[FIG_C_DEREG_TOTAL] / 10.0);
 		}
 		mrcache_flush(b->cache);
 		for (int i = 0; i < NBUF; i++)
@@ -309,17 +356,23 @@ int bench_main(const struct rdma_opts *o, int argc, char **argv)
 	struct mrcache_config cfg;
 	int ret;
 
-	b.transfers = 400;
+	b.transfers = 160;
+	b.rounds = 5;
 	b.reps = 9;
 	for (int i = 0; i < argc; i++) {
 		uint64_t v;
 
 		if (!strcmp(argv[i], "--quick")) {
-			b.transfers = 64;
+			b.transfers = 32;
+			b.rounds = 1;
 			b.reps = 3;
 		} else if (!strcmp(argv[i], "--transfers") && i + 1 < argc &&
 			   !rdma_parse_num(argv[i + 1], 0, &v) && v >= NBUF && v <= 1000000) {
 			b.transfers = (unsigned)v;
+			i++;
+		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc &&
+			   !rdma_parse_num(argv[i + 1], 0, &v) && v && v <= MAX_ROUNDS) {
+			b.rounds = (unsigned)v;
 			i++;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc &&
 			   !rdma_parse_num(argv[i + 1], 0, &v) && v && v <= 1000) {

@@ -154,9 +154,11 @@ int rdma_loop_open(struct rdma_loop *l, const char *dev, int gid_index)
 		return -ENODEV;
 	}
 	l->pd = ibv_alloc_pd(l->ctx);
-	l->cq = l->pd ? ibv_create_cq(l->ctx, 16, NULL, NULL, 0) : NULL;
+	l->channel = l->pd ? ibv_create_comp_channel(l->ctx) : NULL;
+	l->cq = l->channel ? ibv_create_cq(l->ctx, 16, NULL, l->channel, 0) : NULL;
 	if (!l->cq) {
-		fprintf(stderr, "mrc-rdma: %s: cannot allocate a PD and a CQ\n", l->name);
+		fprintf(stderr, "mrc-rdma: %s: cannot allocate a PD, a channel and a CQ\n",
+			l->name);
 		rdma_loop_close(l);
 		return -ENOMEM;
 	}
@@ -191,11 +193,36 @@ void rdma_loop_close(struct rdma_loop *l)
 			ibv_destroy_qp(l->qp[i]);
 	if (l->cq)
 		ibv_destroy_cq(l->cq);
+	if (l->channel)
+		ibv_destroy_comp_channel(l->channel);
 	if (l->pd)
 		ibv_dealloc_pd(l->pd);
 	if (l->ctx)
 		ibv_close_device(l->ctx);
 	memset(l, 0, sizeof(*l));
+}
+
+/* Sleep until one completion arrives: arm, re-poll (it may have come
+ * before arming), block on the channel. */
+static int wait_one(struct rdma_loop *l, struct ibv_wc *wc)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(l->cq, 1, wc);
+		if (n)
+			return n;
+		if (ibv_req_notify_cq(l->cq, 0))
+			return -1;
+		n = ibv_poll_cq(l->cq, 1, wc);
+		if (n)
+			return n;
+		if (ibv_get_cq_event(l->channel, &cq, &ctx))
+			return -1;
+		ibv_ack_cq_events(cq, 1);
+	}
 }
 
 int rdma_loop_xfer(struct rdma_loop *l, enum ibv_wr_opcode op, void *local,
@@ -221,9 +248,7 @@ int rdma_loop_xfer(struct rdma_loop *l, enum ibv_wr_opcode op, void *local,
 		fprintf(stderr, "mrc-rdma: ibv_post_send: %s\n", strerror(ret));
 		return -ret;
 	}
-	do
-		n = ibv_poll_cq(l->cq, 1, &wc);
-	while (n == 0);
+	n = wait_one(l, &wc);
 	if (n < 0) {
 		fprintf(stderr, "mrc-rdma: ibv_poll_cq failed\n");
 		return -EIO;

@@ -5,8 +5,9 @@
  * qp[0] is the initiator, qp[1] its peer: an RDMA WRITE posted on qp[0]
  * lands in memory registered on the same PD, addressed by (address, rkey),
  * exactly as it would on a remote node.  One work request at a time,
- * signalled, waited for by polling: the tool measures and checks, it does
- * not stream.
+ * signalled, waited for on a completion channel: the tool measures and
+ * checks, it does not stream, and a process spinning on the CQ would take
+ * the CPU from Soft-RoCE, which completes the request in the kernel.
  */
 #ifndef MRC_RDMA_LOOP_H
 #define MRC_RDMA_LOOP_H
@@ -18,6 +19,7 @@
 struct rdma_loop {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_comp_channel *channel;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp[2];
 	uint8_t port;

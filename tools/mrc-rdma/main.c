@@ -26,7 +26,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: mrc-rdma [--dev NAME] [--gid N] churn --monitor M [--iters N] [--seed S]\n"
 		"                [--slots N] [--max-regions N] [--expect-stale]\n"
-		"       mrc-rdma [--dev NAME] [--gid N] bench [--monitor M] [--transfers N] [--reps N] [--quick]\n");
+		"       mrc-rdma [--dev NAME] [--gid N] bench [--monitor M] [--transfers N]\n"
+		"                [--rounds N] [--reps N] [--quick]\n");
 }
 
 int rdma_parse_num(const char *s, int binary, uint64_t *out)
