@@ -10,6 +10,9 @@
  *    bytes in the current mapping;
  *  - monitor `none` is the negative control: the get must hit and the
  *    oracle must report stale data, or the check proves nothing.
+ * Cases whose operation cannot change pinned pages (same_pages: MADV_FREE)
+ * accept a hit with fresh data from a real monitor as well.  Memory the
+ * kernel's io_uring refuses to pin (SysV shm before Linux 6.x) skips.
  *
  * Monitors: MRCACHE_MONITOR when set (the guest runs the suite with
  * MRCACHE_MONITOR=kernel), else every real monitor; `none` always runs.
@@ -40,7 +43,8 @@ struct guarantee_case {
 	/* Unmap whatever prepare and apply left. */
 	void (*release)(struct guarantee_ctx *c);
 	/* Non-NULL when even a stale registration sees the same pages after
-	 * the operation (so `none` can only be caught by its hit): why. */
+	 * the operation (so `none` can only be caught by its hit, and a real
+	 * monitor may keep the registration): why. */
 	const char *same_pages;
 };
 
