@@ -8,10 +8,11 @@
  * chunk header and the program break, what the real call gave back:
  *
  *   mmapped chunk (IS_MMAPPED)  its whole mapping, exactly
- *   main arena (brk heap)       [break after, break before) when it shrank
+ *   main arena (brk heap)       [break after, highest break) when it shrank
  *   thread arena (mmapped heap) the heap's 64 MiB reservation, when the
- *                               freed block could reach the top (see
- *                               may_trim); glibc discards the heap's top
+ *                               freed block could reach the top (not a
+ *                               fastbin-sized one; see may_trim); glibc
+ *                               discards the heap's top
  *                               with MADV_DONTNEED or unmaps the heap
  *   malloc_trim()               the whole main heap and every thread heap
  *                               seen so far (it discards free pages anywhere)
@@ -46,8 +47,11 @@ extern void *__sbrk(intptr_t increment);
 #define CHUNK_FLAGS		0x7ul
 #define CHUNK_HDR		(2 * sizeof(size_t))
 #define HEAP_MAX		(2ul * 4 * 1024 * 1024 * sizeof(long))
-/* glibc trims only after freeing (with its free neighbours) this much. */
+/* glibc trims only after freeing (with its free neighbours) this much... */
 #define CONSOLIDATION_THRESHOLD	65536ul
+/* ...and never when freeing a chunk this small: it goes to the tcache or a
+ * fastbin (the largest fastbin chunk under the default M_MXFAST). */
+#define FASTBIN_MAX		(64 * sizeof(size_t) / 4)
 
 #define SEEN_HEAPS 64
 static uintptr_t seen_heaps[SEEN_HEAPS];	/* atomic: thread heaps met */
@@ -58,7 +62,7 @@ struct chunk_info {
 	uintptr_t map_lo, map_hi;	/* IS_MMAPPED: the mapping */
 	uintptr_t heap;			/* NON_MAIN_ARENA: its heap, if it may trim */
 	int mmapped;
-	int may_trim;			/* main arena: watch the break */
+	int main_arena;			/* main arena: check the break after */
 };
 
 static void *next_free_fn, *next_realloc_fn, *next_trim_fn;
@@ -119,9 +123,29 @@ __attribute__((constructor)) static void hooks_malloc_init(void)
 	next_realloc();
 }
 
+static int glibc_malloc = -1;	/* atomic: is the next free() glibc's? */
+
 int hooks_malloc_is_glibc(void)
 {
-	return next_free() == __libc_free;
+	int is = __atomic_load_n(&glibc_malloc, __ATOMIC_RELAXED);
+
+	if (is < 0) {
+		is = next_free() == __libc_free;
+		if (__atomic_load_n(&next_free_fn, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&glibc_malloc, is, __ATOMIC_RELAXED);
+	}
+	return is;
+}
+
+/* The program break without a call: glibc's cached value, which its
+ * __sbrk keeps (NULL only before the first brk). */
+extern void *__curbrk;
+
+static uintptr_t current_break(void)
+{
+	void *brk = __atomic_load_n(&__curbrk, __ATOMIC_RELAXED);
+
+	return (uintptr_t)(brk ? brk : __sbrk(0));
 }
 
 static void note_break(uintptr_t brk)
@@ -177,14 +201,11 @@ static void chunk_before(void *p, struct chunk_info *ci)
 		ci->mmapped = 1;
 		ci->map_lo = chunk - ((size_t *)p)[-2];
 		ci->map_hi = chunk + (size_word & ~CHUNK_FLAGS);
-	} else if (may_trim(chunk, size_word)) {
-		if (size_word & CHUNK_NON_MAIN_ARENA) {
-			ci->heap = chunk & ~(HEAP_MAX - 1);
-			note_heap(ci->heap);
-		} else {
-			ci->may_trim = 1;
-			note_break((uintptr_t)__sbrk(0));
-		}
+	} else if (!(size_word & CHUNK_NON_MAIN_ARENA)) {
+		ci->main_arena = 1;
+	} else if ((size_word & ~CHUNK_FLAGS) > FASTBIN_MAX && may_trim(chunk, size_word)) {
+		ci->heap = chunk & ~(HEAP_MAX - 1);
+		note_heap(ci->heap);
 	}
 }
 
@@ -194,13 +215,16 @@ static void chunk_after(const struct chunk_info *ci, enum mrcache_cause cause)
 		hooks_report(ci->map_lo, ci->map_hi, cause);
 	} else if (ci->heap) {
 		hooks_report(ci->heap, ci->heap + HEAP_MAX, MRCACHE_CAUSE_DISCARD);
-	} else if (ci->may_trim) {
-		uintptr_t now = (uintptr_t)__sbrk(0);
-		uintptr_t high = __atomic_exchange_n(&brk_high, now, __ATOMIC_RELAXED);
+	} else if (ci->main_arena) {
+		/* Two loads when nothing shrank.  Compared with brk_high, not
+		 * a break read before the call: every registration in the
+		 * heap lies below brk_high (raised at every watch), and a
+		 * trim racing with another thread's growth still shows. */
+		uintptr_t now = current_break(), high;
 
-		/* brk_high, not the break read before: a trim racing with
-		 * another thread's growth still shows up against the
-		 * highest break any hook saw. */
+		if (now >= __atomic_load_n(&brk_high, __ATOMIC_RELAXED))
+			return;
+		high = __atomic_exchange_n(&brk_high, now, __ATOMIC_RELAXED);
 		if (now < high)
 			hooks_report(now, high, MRCACHE_CAUSE_UNMAP);
 		note_break(now);
@@ -228,18 +252,19 @@ static void foreign_range(uintptr_t block, size_t from, size_t n, struct chunk_i
 
 __attribute__((weak)) void free(void *p)
 {
+	void (*real)(void *) = next_free();
 	struct chunk_info ci;
 
 	hooks_probe_note();
 	if (!p || !hooks_wanted()) {
-		next_free()(p);
+		real(p);
 		return;
 	}
 	if (hooks_malloc_is_glibc())
 		chunk_before(p, &ci);
 	else
 		foreign_range((uintptr_t)p, 0, malloc_usable_size(p), &ci);
-	next_free()(p);
+	real(p);
 	chunk_after(&ci, MRCACHE_CAUSE_UNMAP);
 }
 
@@ -288,14 +313,14 @@ __attribute__((weak)) int malloc_trim(size_t pad)
 
 	hooks_probe_note();
 	if (watching)
-		note_break((uintptr_t)__sbrk(0));
+		note_break(current_break());
 	rc = real ? real(pad) : 0;
 	if (!watching)
 		return rc;
 	/* glibc discards free pages anywhere in every arena. */
 	hooks_report(__atomic_load_n(&main_heap_lo, __ATOMIC_RELAXED),
 		     __atomic_load_n(&brk_high, __ATOMIC_RELAXED), MRCACHE_CAUSE_DISCARD);
-	note_break((uintptr_t)__sbrk(0));
+	note_break(current_break());
 	for (unsigned i = 0; i < SEEN_HEAPS; i++) {
 		uintptr_t h = __atomic_load_n(&seen_heaps[i], __ATOMIC_RELAXED);
 
@@ -309,5 +334,5 @@ void hooks_malloc_note_heap(uintptr_t heap_lo)
 {
 	if (heap_lo)
 		note_break(heap_lo);
-	note_break((uintptr_t)__sbrk(0));
+	note_break(current_break());
 }
