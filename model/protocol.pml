@@ -35,7 +35,8 @@
  *   MUTANT_WATCH_NO_WAIT        WATCH returns during an invalidation in
  *                               progress (no mmu_interval_read_begin)
  *   MUTANT_OVERFLOW_LOST        an event-queue overflow is dropped, with
- *                               no rescan (a leak: liveness and end state)
+ *                               no rescan: a leak, caught by the liveness
+ *                               property and by the end-state check
  *  tolerated (must pass; docs/protocol.md says why)
  *   MUTANT_SAME_GENERATION      a reused slot keeps its generation
  *   MUTANT_NO_RECHECK           no re-check of the word after registering
