@@ -10,7 +10,7 @@ endif
 TOOL_LIBS_mrc-bench := -ldl -lm
 
 .PHONY: check-bench bench-guest
-BENCH_ROUNDS ?= 7
+BENCH_ROUNDS ?= 5
 BENCH_ARGS ?=
 
 # Reproduces docs/benchmarks.md's figures: the full run as docs/bench-results.md,
@@ -33,5 +33,5 @@ bench-guest: $(BUILD)/tools/mrc-bench kmod
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(BENCH_GUEST_OUT) \
 	  --build $(BUILD) --results $(BENCH_GUEST_OUT)/results.txt \
 	  --suites "$(abspath tools/mrc-bench/guest-bench.sh)" --mem 2G --timeout 1800
-	cp $(BENCH_GUEST_OUT)/res/bench/bench-guest.json \
+	cp $(BENCH_GUEST_OUT)/res/bench/bench-guest*.json \
 	   $(BENCH_GUEST_OUT)/res/bench/bench-guest.txt docs/

@@ -212,7 +212,7 @@ struct bench_target {
 struct bench_run {
 	struct bench_result *res;
 	int nres;
-	struct bench_target targets[48];
+	struct bench_target targets[64];
 	int ntargets;
 	int rounds;
 	char command[512];

@@ -265,6 +265,8 @@ static void usage(FILE *f)
 		"  --rounds N       measurements per row, median reported (default 5)\n"
 		"  --quick          smoke run: small sizes, one round unless --rounds\n"
 		"  --ops N          get+put per hit sample (default 2000000)\n"
+		"  --param N        run the selected workloads with this one parameter\n"
+		"                   (regions, threads, iterations...) instead of theirs\n"
 		"  --json FILE      write every sample and the targets as JSON\n"
 		"  --svg DIR        write one SVG plot per workload into DIR\n"
 		"  --markdown FILE  write the tables, targets and plots as Markdown\n"
@@ -301,6 +303,7 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "ops", required_argument, NULL, 'o' },
+		{ "param", required_argument, NULL, 'P' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },
 		{ "markdown", required_argument, NULL, 'm' },
@@ -315,6 +318,7 @@ int main(int argc, char **argv)
 	int wsel[NWORKLOADS] = { 0 }, psel[MAX_PEERS] = { 0 };
 	struct bench_run run = { 0 };
 	int rounds = 0, c, status = 0;
+	long param = 0;
 	char *end;
 
 	/* A worker that died shows up as EPIPE on its pipe, not a signal. */
@@ -337,6 +341,13 @@ int main(int argc, char **argv)
 			o.ops = strtol(optarg, &end, 10);
 			if (*end || o.ops < 100) {
 				fprintf(stderr, "mrc-bench: --ops takes a number >= 100\n");
+				return 2;
+			}
+			break;
+		case 'P':
+			param = strtol(optarg, &end, 10);
+			if (*end || param < 1) {
+				fprintf(stderr, "mrc-bench: --param takes a number >= 1\n");
 				return 2;
 			}
 			break;
@@ -378,12 +389,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NWORKLOADS; i++) {
 		const struct workload *w = workloads[i];
 		const long *params = o.quick ? w->quick_params : w->params;
+		const long one[] = { param, 0 };
 		int first = run.nres;
 
 		uint64_t t0 = now_ns();
 
 		if (!wsel[i])
 			continue;
+		if (param)
+			params = one;
 		for (int k = 0; k < BENCH_MAX_PARAMS && params[k]; k++)
 			measure(&run, w, params[k], rounds, &o);
 		report_rows(&run, first, stdout);
