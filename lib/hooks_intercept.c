@@ -95,7 +95,8 @@ int munmap(void *addr, size_t len)
 	if (watching)
 		hooks_report(s, e, MRCACHE_CAUSE_UNMAP);
 	rc = real ? real(addr, len) : (int)syscall(SYS_munmap, addr, len);
-	after(watching && rc == 0, s, e, MRCACHE_CAUSE_UNMAP);
+	/* Even a failed munmap may have unmapped part of the range. */
+	after(watching, s, e, MRCACHE_CAUSE_UNMAP);
 	return rc;
 }
 
@@ -128,7 +129,8 @@ int madvise(void *addr, size_t len, int advice)
 	if (watching)
 		hooks_report(s, e, MRCACHE_CAUSE_DISCARD);
 	rc = real ? real(addr, len, advice) : (int)syscall(SYS_madvise, addr, len, advice);
-	after(watching && rc == 0, s, e, MRCACHE_CAUSE_DISCARD);
+	/* ENOMEM for a hole in the range still discards the rest. */
+	after(watching, s, e, MRCACHE_CAUSE_DISCARD);
 	return rc;
 }
 
@@ -192,8 +194,8 @@ static void *mmap_hooked(void **next, const char *name, void *addr, size_t len,
 		rc = real(addr, len, prot, flags, fd, off);
 	else
 		rc = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	if (watching)
-		after(rc != MAP_FAILED, s, e, MRCACHE_CAUSE_UNMAP);
+	/* A MAP_FIXED that fails may have unmapped the old range already. */
+	after(watching, s, e, MRCACHE_CAUSE_UNMAP);
 	return rc;
 }
 
