@@ -50,6 +50,8 @@ struct peer_ops {
 	void (*progress)(struct bench_peer *p);
 	/* Backend registrations so far; NULL: the shared pins' count. */
 	uint64_t (*registrations)(struct bench_peer *p);
+	/* Regions cached now, or -1 when the peer cannot tell.  May be NULL. */
+	long (*cached)(struct bench_peer *p);
 	/* Between measurements: drop every unused region.  May be NULL. */
 	void (*reset)(struct bench_peer *p);
 };

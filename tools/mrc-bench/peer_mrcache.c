@@ -90,6 +90,13 @@ static uint64_t mrcache_peer_registrations(struct bench_peer *p)
 	return st.registrations;
 }
 
+static long mrcache_peer_cached(struct bench_peer *p)
+{
+	struct mrcache_stats st;
+
+	return mrcache_stats_get(p->priv, &st) < 0 ? -1 : (long)st.regions;
+}
+
 static void mrcache_peer_reset(struct bench_peer *p)
 {
 	mrcache_progress(p->priv);
@@ -103,5 +110,6 @@ const struct peer_ops peer_mrcache_ops = {
 	.put = mrcache_peer_put,
 	.progress = mrcache_peer_progress,
 	.registrations = mrcache_peer_registrations,
+	.cached = mrcache_peer_cached,
 	.reset = mrcache_peer_reset,
 };

@@ -166,6 +166,12 @@ static void memory_target(struct bench_run *r, const char *mon,
 
 	if (!m || !(t = add(r, "<= 128", "user bytes per cached region (%s)", mon)))
 		return;
+	if (m->med[3] < 0.99) {
+		snprintf(t->note, sizeof(t->note),
+			 "at %ld regions the cache kept only %.0f%% of them",
+			 n, 100 * m->med[3]);
+		return;
+	}
 	t->value = m->med[0];
 	t->met = t->value <= 128;
 	snprintf(t->note, sizeof(t->note), "at %ld regions; UCX %.0f B", n,

@@ -7,6 +7,7 @@
  * userfaultfd registration splits, a module's slots) is not counted here.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "bench.h"
@@ -18,6 +19,7 @@ static int memory_run(struct bench_peer *p, long n,
 	void *base = pages_reserve(2 * (size_t)n), *ref;
 	void **addr = base ? regions_layout(base, (size_t)n) : NULL;
 	double dm, dr;
+	long cached;
 	int ret = 0;
 
 	if (!addr) {
@@ -39,6 +41,10 @@ static int memory_run(struct bench_peer *p, long n,
 	v[0] = dm > dr ? dm : dr;
 	v[1] = dm;
 	v[2] = dr;
+	/* A region the cache could not keep (a monitor out of resources)
+	 * costs nothing: this column says how many it kept. */
+	cached = p->ops->cached ? p->ops->cached(p) : -1;
+	v[3] = cached < 0 ? NAN : (double)cached / (double)n;
 	munmap(base, 2 * (size_t)n * pg);
 	free(addr);
 	return ret;
@@ -50,8 +56,8 @@ const struct workload wl_memory = {
 	.param_name = "regions",
 	.params = { 10000, 100000 },
 	.quick_params = { 1000 },
-	.nmetrics = 3,
-	.metric = { "B/region", "malloc B", "RSS B" },
+	.nmetrics = 4,
+	.metric = { "B/region", "malloc B", "RSS B", "kept" },
 	.lower_is_better = 1,
 	.fresh = 1,		/* a cache that never held a region */
 	.run = memory_run,
