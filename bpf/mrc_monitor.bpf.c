@@ -266,21 +266,24 @@ static __always_inline int vma_watched(__u64 vma)
 	return watched_mm(BPF_CORE_READ(v, vm_mm));
 }
 
+/* A zap of [arg si, arg ei) in the vma at arg vi has just finished. */
+static __always_inline void zapped(void *ctx, __u32 vi, __u32 si, __u32 ei)
+{
+	if (vma_watched(arg(ctx, vi)))
+		invalidate(MRC_BPF_SPACE_VA, arg(ctx, si), arg(ctx, ei), CAUSE_UNMAP);
+}
+
 SEC("fexit/unmap_page_range")
 int mrc_zap_exit(__u64 *ctx)
 {
-	if (vma_watched(arg(ctx, zap_vma_arg)))
-		invalidate(MRC_BPF_SPACE_VA, arg(ctx, zap_start_arg),
-			   arg(ctx, zap_end_arg), CAUSE_UNMAP);
+	zapped(ctx, zap_vma_arg, zap_start_arg, zap_end_arg);
 	return 0;
 }
 
 SEC("fexit/__unmap_hugepage_range")
 int mrc_huge_zap_exit(__u64 *ctx)
 {
-	if (vma_watched(arg(ctx, huge_vma_arg)))
-		invalidate(MRC_BPF_SPACE_VA, arg(ctx, huge_start_arg),
-			   arg(ctx, huge_end_arg), CAUSE_UNMAP);
+	zapped(ctx, huge_vma_arg, huge_start_arg, huge_end_arg);
 	return 0;
 }
 

@@ -31,76 +31,50 @@ static struct mrc_bpf_cell *cell_of(struct mrc_bpf_index *ix, uint64_t space,
 	return &ix->cells[mrc_bpf_cell_hash(space, k, start >> MRC_BPF_LEVEL_SHIFT(k))];
 }
 
-static int cell_add(struct mrc_bpf_cell *c, uint32_t id)
+/* A bounded list of ids with its length: a cell, or the overflow list. */
+static int ids_add(uint32_t *np, uint32_t *ids, uint32_t cap, uint32_t id)
 {
-	uint32_t i, n = c->n;
+	uint32_t i, n = *np;
 
 	for (i = 0; i < n; i++) {
-		if (!c->id[i]) {
-			__atomic_store_n(&c->id[i], id, __ATOMIC_RELEASE);
+		if (!ids[i]) {
+			__atomic_store_n(&ids[i], id, __ATOMIC_RELEASE);
 			return 0;
 		}
 	}
-	if (n == MRC_BPF_CELL_IDS)
+	if (n == cap)
 		return -ENOSPC;
-	__atomic_store_n(&c->id[n], id, __ATOMIC_RELEASE);
-	__atomic_store_n(&c->n, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ids[n], id, __ATOMIC_RELEASE);
+	__atomic_store_n(np, n + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
-static int cell_del(struct mrc_bpf_cell *c, uint32_t id)
+static int ids_del(uint32_t *np, uint32_t *ids, uint32_t id)
 {
-	uint32_t i, n = c->n;
+	uint32_t i, n = *np;
 
 	for (i = 0; i < n; i++)
-		if (c->id[i] == id)
+		if (ids[i] == id)
 			break;
 	if (i == n)
 		return -ENOENT;
-	__atomic_store_n(&c->id[i], 0, __ATOMIC_RELEASE);
-	while (n && !c->id[n - 1])
+	__atomic_store_n(&ids[i], 0, __ATOMIC_RELEASE);
+	while (n && !ids[n - 1])
 		n--;
-	__atomic_store_n(&c->n, n, __ATOMIC_RELEASE);
+	__atomic_store_n(np, n, __ATOMIC_RELEASE);
 	return 0;
-}
-
-static int overflow_add(struct mrc_bpf_ctl *ctl, uint32_t id)
-{
-	uint32_t i, n = ctl->overflow_n;
-
-	for (i = 0; i < n; i++) {
-		if (!ctl->overflow[i]) {
-			__atomic_store_n(&ctl->overflow[i], id, __ATOMIC_RELEASE);
-			return 0;
-		}
-	}
-	if (n == MRC_BPF_OVERFLOW)
-		return -ENOSPC;
-	__atomic_store_n(&ctl->overflow[n], id, __ATOMIC_RELEASE);
-	__atomic_store_n(&ctl->overflow_n, n + 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-static void overflow_del(struct mrc_bpf_ctl *ctl, uint32_t id)
-{
-	uint32_t i, n = ctl->overflow_n;
-
-	for (i = 0; i < n; i++)
-		if (ctl->overflow[i] == id)
-			__atomic_store_n(&ctl->overflow[i], 0, __ATOMIC_RELEASE);
-	while (n && !ctl->overflow[n - 1])
-		n--;
-	__atomic_store_n(&ctl->overflow_n, n, __ATOMIC_RELEASE);
 }
 
 /* Put id in its cell, or in the overflow list when the cell is full. */
 static int place(struct mrc_bpf_index *ix, uint64_t space, unsigned k,
 		 uint64_t start, uint32_t id, uint32_t *count)
 {
-	int err = cell_add(cell_of(ix, space, k, start), id);
+	struct mrc_bpf_cell *c = cell_of(ix, space, k, start);
+	struct mrc_bpf_ctl *ctl = ix->ctl;
+	int err = ids_add(&c->n, c->id, MRC_BPF_CELL_IDS, id);
 
 	if (err)
-		err = overflow_add(ix->ctl, id);
+		err = ids_add(&ctl->overflow_n, ctl->overflow, MRC_BPF_OVERFLOW, id);
 	if (!err)
 		__atomic_fetch_add(count, 1, __ATOMIC_RELEASE);
 	return err;
@@ -109,8 +83,10 @@ static int place(struct mrc_bpf_index *ix, uint64_t space, unsigned k,
 static void unplace(struct mrc_bpf_index *ix, uint64_t space, unsigned k,
 		    uint64_t start, uint32_t id, uint32_t *count)
 {
-	if (cell_del(cell_of(ix, space, k, start), id))
-		overflow_del(ix->ctl, id);
+	struct mrc_bpf_cell *c = cell_of(ix, space, k, start);
+
+	if (ids_del(&c->n, c->id, id))
+		ids_del(&ix->ctl->overflow_n, ix->ctl->overflow, id);
 	__atomic_fetch_sub(count, 1, __ATOMIC_RELEASE);
 }
 
