@@ -50,6 +50,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "cache.h"
 #include "hooks.h"
@@ -144,6 +145,18 @@ static void handle(const struct uffd_msg *m)
 	}
 }
 
+/* Unmapping threads wait for this thread: it never gives up.  An error it
+ * does not expect is reported once and retried after a pause. */
+static void handler_trouble(const char *what, int err, int *reported)
+{
+	struct timespec pause = { 0, 1000000 };
+
+	if (!*reported)
+		mrc_log(0, "monitor uffd: %s: %s; retrying", what, strerror(err));
+	*reported = 1;
+	nanosleep(&pause, NULL);
+}
+
 static void *handler_main(void *arg)
 {
 	struct pollfd pfd[2] = {
@@ -151,16 +164,16 @@ static void *handler_main(void *arg)
 		{ .fd = state.stop_fd, .events = POLLIN },
 	};
 	struct uffd_msg msgs[32];
+	int reported = 0;
 
 	__atomic_store_n(&state.running, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		ssize_t n;
 
 		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			mrc_log(0, "monitor uffd: poll: %s; handler exits", strerror(errno));
-			break;
+			if (errno != EINTR)
+				handler_trouble("poll", errno, &reported);
+			continue;
 		}
 		if (pfd[1].revents)
 			break;
@@ -169,10 +182,8 @@ static void *handler_main(void *arg)
 		for (ssize_t i = 0; i < n / (ssize_t)sizeof(msgs[0]); i++)
 			handle(&msgs[i]);
 		__atomic_store_n(&state.inflight, 0, __ATOMIC_RELEASE);
-		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			mrc_log(0, "monitor uffd: read: %s; handler exits", strerror(errno));
-			break;
-		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			handler_trouble("read", errno, &reported);
 	}
 	return NULL;
 }
