@@ -188,19 +188,20 @@ int oracle_probe(struct oracle *o, struct mrcache *cache, void *addr,
 		 size_t len, int *missed)
 {
 	struct mrcache_stats before, after;
-	struct mrcache_region *r;
-	int ret;
+	struct mrcache_region *r = NULL;
+	int ret, got;
 
 	ret = mrcache_stats_get(cache, &before);
-	if (!ret)
-		ret = mrcache_get(cache, addr, len, MRCACHE_ACCESS_LOCAL_WRITE, &r);
 	if (ret)
 		return ret;
+	got = mrcache_get(cache, addr, len, MRCACHE_ACCESS_LOCAL_WRITE, &r);
 	ret = mrcache_stats_get(cache, &after);
+	if (missed)
+		*missed = after.misses != before.misses;
+	if (got)
+		return got;
 	if (!ret)
 		ret = oracle_check(o, 0, r, addr, len);
 	mrcache_put(cache, r);
-	if (missed)
-		*missed = after.misses != before.misses;
 	return ret;
 }

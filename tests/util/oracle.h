@@ -63,8 +63,9 @@ int oracle_check(struct oracle *o, unsigned lane, struct mrcache_region *r,
 int oracle_check_index(struct oracle *o, unsigned lane, int buf_index,
 		       void *addr, size_t len);
 
-/* get + check + put in one: *missed tells whether the get missed.  Needs a
- * cache whose stats only this thread changes. */
+/* get + check + put in one: *missed tells whether the get missed (set
+ * even when the get fails).  Needs a cache whose stats only this thread
+ * changes. */
 int oracle_probe(struct oracle *o, struct mrcache *cache, void *addr,
 		 size_t len, int *missed);
 
