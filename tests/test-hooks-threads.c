@@ -17,7 +17,7 @@
 #include "testbackend.h"
 #include "testutil.h"
 
-#define ROUNDS 1000
+#define ROUNDS 300
 #define LEN (256ul << 10)
 
 static int stop_busy;
