@@ -36,7 +36,11 @@
  *
  * range-end is only offered by a classic mmu_notifier, so each mm gets one
  * (mmu_notifier_get, shared by every context on that mm); its hook->lock
- * guards the list of contexts and is taken before ctx->lock.
+ * guards the list of contexts and is taken before ctx->lock.  Registering
+ * one takes every lock of the mm (mm_take_all_locks), so the hook outlives
+ * its contexts: the mm itself holds one reference, dropped by ->release
+ * when the mm is torn down, and a later open on the same mm only counts a
+ * reference.  The hook pins the module until it is freed.
  */
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -54,6 +58,8 @@ struct mrmon_mm_hook {
 	struct mmu_notifier mn;
 	spinlock_t lock;		/* guards ctxs; taken before ctx->lock */
 	struct list_head ctxs;		/* mrmon_ctx.hook_node */
+	bool mm_ref;			/* the mm's reference is taken (under
+					   mmap_lock for writing) */
 };
 
 /* The PFN mapped at addr, or 0 for none or a mapping not decoded here. */
@@ -215,9 +221,17 @@ static struct mmu_notifier *mrmon_hook_alloc(struct mm_struct *mm)
 static void mrmon_hook_free(struct mmu_notifier *mn)
 {
 	kfree(container_of(mn, struct mrmon_mm_hook, mn));
+	module_put(THIS_MODULE);
+}
+
+/* The mm is going away: drop its own reference (see the top). */
+static void mrmon_hook_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	mmu_notifier_put(mn);
 }
 
 static const struct mmu_notifier_ops mrmon_hook_ops = {
+	.release = mrmon_hook_release,
 	.invalidate_range_end = mrmon_hook_range_end,
 	.alloc_notifier = mrmon_hook_alloc,
 	.free_notifier = mrmon_hook_free,
@@ -231,10 +245,17 @@ int mrmon_pfn_hook_add(struct mrmon_ctx *ctx)
 
 	if (!mrmon_pfn_check)
 		return 0;
-	mn = mmu_notifier_get(&mrmon_hook_ops, ctx->mm);
-	if (IS_ERR(mn))
+	mmap_write_lock(ctx->mm);
+	mn = mmu_notifier_get_locked(&mrmon_hook_ops, ctx->mm);
+	hook = IS_ERR(mn) ? NULL : container_of(mn, struct mrmon_mm_hook, mn);
+	if (hook && !hook->mm_ref) {
+		mmu_notifier_get_locked(&mrmon_hook_ops, ctx->mm);
+		__module_get(THIS_MODULE);
+		hook->mm_ref = true;
+	}
+	mmap_write_unlock(ctx->mm);
+	if (!hook)
 		return PTR_ERR(mn);
-	hook = container_of(mn, struct mrmon_mm_hook, mn);
 	spin_lock(&hook->lock);
 	list_add(&ctx->hook_node, &hook->ctxs);
 	spin_unlock(&hook->lock);
