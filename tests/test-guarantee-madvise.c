@@ -46,7 +46,7 @@ int main(void)
 		  guarantee_release_maps, NULL },
 		{ "madv-free", guarantee_prepare_private, apply_free,
 		  guarantee_release_maps,
-		  "negative control: hit; pinned pages survive MADV_FREE" },
+		  "hit: pinned pages survive MADV_FREE, nothing to catch" },
 	};
 
 	return guarantee_run(cases, sizeof(cases) / sizeof(cases[0]));
