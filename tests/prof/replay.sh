@@ -10,6 +10,11 @@ W=$B/tests/prof/vm-workload
 "$PROF" replay -q -o "$WORK/replay.json" "$WORK/t.trace" || fail "replay failed"
 diff -u "$WORK/live.json" "$WORK/replay.json" || fail "replay reports differently from the live run"
 echo "ok: replay report identical to the live one"
+if [ -x /usr/bin/python3 ]; then
+	/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$WORK/live.json" \
+		|| fail "the JSON report does not parse"
+	echo "ok: the JSON report parses"
+fi
 
 "$PROF" replay -q -o "$WORK/conf.json" -s "$WORK/plot" \
 	-c kernel:monitor=kernel -c none:monitor=none -c tiny:max_regions=1 \
