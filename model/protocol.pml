@@ -17,10 +17,11 @@
  *    replaces the mapping (munmap + mmap, or mmap MAP_FIXED over it); each
  *    replacement maps new pages, version + 1.  A registration pins the
  *    version mapped when the backend registers it.
- *  - Only the kernel monitor, and only invalidations that clear the word
- *    in invalidate_range_start (MMU_NOTIFY_UNMAP).  The user-side monitors
- *    (uffd, hooks, bpf) and mrmon's PFN-checked CLEAR (mrmon_pfn.c) are
- *    not modelled.
+ *  - Only the kernel monitor.  The unmapper's changes are UNMAPs (the
+ *    word is cleared in invalidate_range_start) or, with -DPFN_CLEAR,
+ *    CLEARs decided by mrmon_pfn.c (the word is cleared at range end,
+ *    after the page change, before the call returns).  The user-side
+ *    monitors (uffd, hooks) and the bpf monitor are not modelled.
  *  - An atomic read-modify-write of the code is one atomic step; every
  *    other shared access is a step of its own (sequential consistency: the
  *    code's acquire/release pairs are what make that assumption hold).
@@ -40,6 +41,9 @@
  *  tolerated (must pass; docs/protocol.md says why)
  *   MUTANT_SAME_GENERATION      a reused slot keeps its generation
  *   MUTANT_NO_RECHECK           no re-check of the word after registering
+ *  other switches
+ *   PFN_CLEAR                   the unmapper's changes are PFN-checked CLEARs
+ *   WEAK_GET                    check the weaker guarantee (GET_RETURNS)
  */
 
 /* ---- bounds: docs/protocol.md "What the model covers" ---- */
@@ -88,6 +92,9 @@ bit overflow;		/* ctx->overflow_unreported */
 #ifdef MUTANT_DEFERRED_INVALIDATE
 byte deferred;		/* slots whose word a work item still has to clear */
 #endif
+#ifdef PFN_CLEAR
+byte inflight;		/* slots with a CLEAR in flight (slot->clear_inflight) */
+#endif
 
 /* ---- lib: struct mrcache, struct mrcache_region ---- */
 byte lock = NONE;	/* cache->lock: the owner's thread number */
@@ -116,7 +123,15 @@ byte done;		/* threads that finished (applications, unmapper) */
  * An unmap after that step is an unmap after the get returned: the region
  * stays pinned until put and is never handed out again.
  */
+#ifndef WEAK_GET
 #define GET_RETURNS(r)	assert(rpages[r] == mapped)
+#else
+/* The weaker guarantee, all a PFN-checked CLEAR gives: the registration
+ * pins the pages mapped now, or the ones the unmapping call in progress
+ * is replacing; never pages an unmapping call that returned replaced. */
+bit incall;		/* an unmapping call is in progress */
+#define GET_RETURNS(r)	assert(rpages[r] == mapped || (incall && rpages[r] + 1 == mapped))
+#endif
 
 /*
  * The protocol's invariant: a word that holds its watch's expected value
@@ -195,6 +210,9 @@ inline mrmon_unwatch_one(s)
 	atomic { !invalidating -> interval[s] = 0 };
 	atomic {
 		word[s] = word[s] & ~VALID;
+#ifdef PFN_CLEAR
+		inflight = inflight & ~(1 << s);	/* mrmon_slot_suspect_drop() */
+#endif
 		sused[s] = 0
 	}
 }
@@ -208,6 +226,9 @@ proctype unmapper()
 		/* munmap(): mn_itree_inv_start() walks the intervals
 		 * inserted now */
 		atomic {
+#ifdef WEAK_GET
+			incall = 1;
+#endif
 			invalidating = 1;
 			notify = 0;
 			for (s : 0 .. NSLOT - 1) {
@@ -221,7 +242,17 @@ proctype unmapper()
 		for (s : 0 .. NSLOT - 1) {
 			if
 			:: notify & (1 << s) ->
-#ifdef MUTANT_DEFERRED_INVALIDATE
+#if defined(PFN_CLEAR)
+				/* MMU_NOTIFY_CLEAR: mrmon_pfn_clear_begin()
+				 * records the PFNs of a valid slot; no clear */
+				atomic {
+					if
+					:: word[s] == WORD(sgen[s]) ->
+						inflight = inflight | (1 << s)
+					:: else
+					fi
+				}
+#elif defined(MUTANT_DEFERRED_INVALIDATE)
 				/* ctx lock busy: a work item clears it later */
 				if
 				:: mrmon_invalidate(s)
@@ -234,10 +265,35 @@ proctype unmapper()
 			fi
 		}
 		/* unmap_page_range(); the next mmap maps new pages */
+#ifndef WEAK_GET
 		atomic { mapped++; check_invariant() };
+#else
+		mapped++;
+#endif
 		/* mn_itree_inv_end(): deferred inserts and removes happen,
-		 * mmu_interval_read_begin() sleepers wake; munmap returns */
-		invalidating = 0
+		 * mmu_interval_read_begin() sleepers wake */
+		invalidating = 0;
+#ifdef PFN_CLEAR
+		/* mrmon_hook_range_end() -> mrmon_pfn_clear_end(): the PFNs
+		 * differ (new pages), so clear the word of each slot still in
+		 * flight */
+		for (s : 0 .. NSLOT - 1) {
+			atomic {
+				if
+				:: inflight & (1 << s) ->
+					inflight = inflight & ~(1 << s);
+					mrmon_invalidate(s)
+				:: else
+				fi
+			}
+		}
+#endif
+		/* munmap() returns */
+#ifdef WEAK_GET
+		atomic { incall = 0; check_invariant() }
+#else
+		skip
+#endif
 	}
 	done++
 }

@@ -8,6 +8,10 @@
 #   tolerated-*     a variant the protocol makes harmless: PASS when Spin
 #                   finds nothing (if it starts failing, the protocol
 #                   changed: update docs/protocol.md)
+#   pfn-clear       mrmon's PFN-checked CLEAR, against the weaker guarantee
+#                   it gives (-DWEAK_GET); pfn-clear-strict shows the strict
+#                   one does not hold there; *-weak mutants show the weaker
+#                   guarantee still rejects them
 # Exhaustive within the bounds in protocol.pml (no COLLAPSE, no BITSTATE);
 # MODEL_DEFINES="-DNGET1=2" (say) widens them for a run by hand.
 set -u
@@ -49,6 +53,10 @@ checks=(
 	"mutant-overflow-lost-end	safety	violation	-DMUTANT_OVERFLOW_LOST"
 	"tolerated-same-generation	safety	ok		-DMUTANT_SAME_GENERATION"
 	"tolerated-no-recheck	safety		ok		-DMUTANT_NO_RECHECK"
+	"pfn-clear		safety		ok		-DPFN_CLEAR -DWEAK_GET"
+	"pfn-clear-strict	safety		violation	-DPFN_CLEAR"
+	"mutant-deferred-invalidate-weak	safety	violation	-DMUTANT_DEFERRED_INVALIDATE -DWEAK_GET"
+	"mutant-early-word-check-weak	safety	violation	-DMUTANT_EARLY_WORD_CHECK -DWEAK_GET"
 )
 
 # Compile the model with $defines in its own directory and run pan there;
