@@ -46,7 +46,7 @@
  *   WEAK_GET                    check the weaker guarantee (GET_RETURNS)
  */
 
-/* ---- bounds: docs/protocol.md "What the model covers" ---- */
+/* ---- bounds: docs/protocol.md, "The model", Bounds ---- */
 #ifndef NT
 #define NT	2	/* application threads */
 #endif
