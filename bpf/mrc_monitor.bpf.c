@@ -434,9 +434,12 @@ static __always_inline void do_shmdt(struct pt_regs *regs)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 advice;
 
-	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != ctl.tgid)
+	/* The address space, not the thread group: a clone(CLONE_VM) child
+	 * unmaps the same memory. */
+	if (!watched_mm(task->mm))
 		return 0;
 	switch (regs->orig_ax) {
 	case NR_munmap:
@@ -541,7 +544,6 @@ int mrc_watch(struct mrc_bpf_watch_args *args)
 	__u64 *w;
 
 	if (args->init) {
-		ctl.tgid = bpf_get_current_pid_tgid() >> 32;
 		ctl.mm = (__u64)task->mm;
 		ctl.brk_hwm = task->mm->brk;
 	}

@@ -74,9 +74,7 @@ struct mrc_bpf_stats {
 
 /* The control block, a global of the BPF object (its .bss map). */
 struct mrc_bpf_ctl {
-	/* set once by the library before attaching */
-	__u32 tgid;
-	__u32 pad0;
+	/* set once, by mrc_watch with init, before attaching */
 	__u64 mm;		/* struct mm_struct * of the process */
 	/* written by the library under its mutex */
 	__u32 nslots;		/* ids in use are below nslots */

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* munmap by a raw system call, bypassing libc: interposing monitors never
- * see it; the kernel-side ones must. */
+/* munmap by a raw system call, bypassing libc, and by a clone(CLONE_VM)
+ * child (another process sharing the address space): interposing monitors
+ * never see these; the kernel-side ones must. */
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "bpf-test.h"
 #include "guarantee.h"
@@ -29,6 +34,33 @@ static int apply_raw_madvise(struct guarantee_ctx *c)
 	return syscall(SYS_madvise, c->addr, c->len, MADV_DONTNEED) ? -errno : 0;
 }
 
+static int child_munmap(void *arg)
+{
+	struct guarantee_ctx *c = arg;
+
+	return syscall(SYS_munmap, c->addr, c->len) ? 1 : 0;
+}
+
+static int apply_clone_vm(struct guarantee_ctx *c)
+{
+	size_t stack_len = 64 * 1024;
+	char *stack = malloc(stack_len);
+	int status = 0;
+	pid_t pid;
+
+	if (!stack)
+		return -ENOMEM;
+	pid = clone(child_munmap, stack + stack_len, CLONE_VM | SIGCHLD, c);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+		free(stack);
+		return -errno;
+	}
+	free(stack);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return -EIO;
+	return guarantee_map(c->addr, c->len, 0) ? 0 : -EADDRINUSE;
+}
+
 static void release(struct guarantee_ctx *c)
 {
 	munmap(c->addr, c->len);
@@ -39,6 +71,7 @@ int main(void)
 	static const struct guarantee_case cases[] = {
 		{ "raw-munmap", prepare, apply_whole, release, NULL },
 		{ "raw-madv-dontneed", prepare, apply_raw_madvise, release, NULL },
+		{ "clone-vm-munmap", prepare, apply_clone_vm, release, NULL },
 	};
 
 	bpf_test_pick_monitor();
