@@ -129,10 +129,10 @@ static __always_inline void bump(__u32 id, __u32 cause)
 }
 
 /*
- * check_slot() and invalidate() are global functions: the verifier checks
- * each once on its own instead of again at every call site (as static
- * functions are), which kept loading in the tens of milliseconds instead
- * of seconds.
+ * check_slot(), walk_level() and invalidate() are global functions: the
+ * verifier checks each once on its own instead of again at every call site
+ * (as it does static ones), which keeps loading at tens of milliseconds
+ * instead of seconds.
  */
 __noinline int check_slot(__u32 id, struct walk *w)
 {
