@@ -44,7 +44,7 @@ run() {	# name expect-exit... -- args
 	77) result SKIP "$name" ;;
 	*) result FAIL "$name"; status=1 ;;
 	esac
-	grep -E '^(churn|  |PASS|FAIL|stale|mrc-rdma|mrcache|\()' "$log" | head -20 | sed 's/^/    | /'
+	grep -E '^(churn|  |PASS|FAIL|stale|mrc-rdma|mrcache|\()' "$log" | head -40 | sed 's/^/    | /'
 }
 
 run rdma-churn-none-control churn --monitor none --iters "$control_iters" --expect-stale
