@@ -44,6 +44,10 @@
  *  other switches
  *   PFN_CLEAR                   the unmapper's changes are PFN-checked CLEARs
  *   WEAK_GET                    check the weaker guarantee (GET_RETURNS)
+ *   EARLY_UNWATCH               a design variant: region_kill() frees the
+ *                               slot at once (word cleared, notifier
+ *                               removed) even if the region is still held;
+ *                               safe only with a new generation per watch
  */
 
 /* ---- bounds: docs/protocol.md, "The model", Bounds ---- */
@@ -105,6 +109,12 @@ byte rpages[NREG];	/* what region->reg pins; 0: not registered */
 byte rslot[NREG];	/* region->watch.token; NONE: not watched */
 byte rexp[NREG];	/* region->watch.expected */
 byte kgens[NSLOT];	/* kernel_monitor->gens[]: gen of our live watch */
+#ifdef EARLY_UNWATCH
+bit runw[NREG];		/* a design variant: unwatched at kill, still held */
+#define WATCHED(r)	(rslot[r] != NONE && !runw[r])
+#else
+#define WATCHED(r)	(rslot[r] != NONE)
+#endif
 
 byte done;		/* threads that finished (applications, unmapper) */
 #ifdef MUTANT_DEFERRED_INVALIDATE
@@ -142,9 +152,9 @@ bit incall;		/* an unmapping call is in progress */
  */
 inline check_invariant()
 {
-	assert(!(rpages[0] != 0 && rslot[0] != NONE && word[rslot[0]] == rexp[0] && rpages[0] != mapped));
-	assert(!(rpages[1] != 0 && rslot[1] != NONE && word[rslot[1]] == rexp[1] && rpages[1] != mapped));
-	assert(!(rpages[2] != 0 && rslot[2] != NONE && word[rslot[2]] == rexp[2] && rpages[2] != mapped))
+	assert(!(rpages[0] != 0 && WATCHED(0) && word[rslot[0]] == rexp[0] && rpages[0] != mapped));
+	assert(!(rpages[1] != 0 && WATCHED(1) && word[rslot[1]] == rexp[1] && rpages[1] != mapped));
+	assert(!(rpages[2] != 0 && WATCHED(2) && word[rslot[2]] == rexp[2] && rpages[2] != mapped))
 }
 
 /* ====================== kernel: kmod/ ====================== */
@@ -353,7 +363,14 @@ inline region_reclaim(r, won)
 	};
 	if
 	:: won ->
+#ifdef EARLY_UNWATCH
+		if
+		:: runw[r] -> runw[r] = 0
+		:: else -> kernel_unwatch(rslot[r])
+		fi;
+#else
 		kernel_unwatch(rslot[r]);	/* monitor_unwatch() */
+#endif
 		rslot[r] = NONE			/* region_free() */
 	:: else
 	fi
@@ -394,7 +411,19 @@ inline region_kill(r, won)
 	};
 	if
 	:: won -> region_reclaim(r, won)
+#ifdef EARLY_UNWATCH
+	:: else ->	/* the variant: UNWATCH now, word cleared first */
+		atomic {
+			!invalidating ->
+			word[rslot[r]] = word[rslot[r]] & ~VALID;
+			interval[rslot[r]] = 0;
+			sused[rslot[r]] = 0;
+			kgens[rslot[r]] = 0;
+			runw[r] = 1
+		}
+#else
 	:: else
+#endif
 	fi
 }
 

@@ -8,6 +8,9 @@
 #   tolerated-*     a variant the protocol makes harmless: PASS when Spin
 #                   finds nothing (if it starts failing, the protocol
 #                   changed: update docs/protocol.md)
+#   early-unwatch   a design that frees a held region's slot at kill: safe
+#                   with generations; mutant-same-generation shows it is
+#                   not without them
 #   pfn-clear       mrmon's PFN-checked CLEAR, against the weaker guarantee
 #                   it gives (-DWEAK_GET); pfn-clear-strict shows the strict
 #                   one does not hold there; *-weak mutants show the weaker
@@ -52,6 +55,8 @@ checks=(
 	"mutant-overflow-lost	ltl-only	violation	-DMUTANT_OVERFLOW_LOST"
 	"mutant-overflow-lost-end	safety	violation	-DMUTANT_OVERFLOW_LOST"
 	"tolerated-same-generation	safety	ok		-DMUTANT_SAME_GENERATION"
+	"early-unwatch		safety		ok		-DEARLY_UNWATCH"
+	"mutant-same-generation	safety		violation	-DEARLY_UNWATCH -DMUTANT_SAME_GENERATION"
 	"tolerated-no-recheck	safety		ok		-DMUTANT_NO_RECHECK"
 	"pfn-clear		safety		ok		-DPFN_CLEAR -DWEAK_GET"
 	"pfn-clear-strict	safety		violation	-DPFN_CLEAR"
