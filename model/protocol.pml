@@ -38,8 +38,10 @@
  *   MUTANT_OVERFLOW_LOST        an event-queue overflow is dropped, with
  *                               no rescan: a leak, caught by the liveness
  *                               property and by the end-state check
+ *   MUTANT_SAME_GENERATION      a reused slot keeps its generation: fails
+ *                               with EARLY_UNWATCH; harmless as built
  *  tolerated (must pass; docs/protocol.md says why)
- *   MUTANT_SAME_GENERATION      a reused slot keeps its generation
+ *   MUTANT_SAME_GENERATION      alone (a slot is freed only at reclaim)
  *   MUTANT_NO_RECHECK           no re-check of the word after registering
  *  other switches
  *   PFN_CLEAR                   the unmapper's changes are PFN-checked CLEARs
