@@ -6,7 +6,7 @@ PROF_HELPERS := $(BUILD)/tests/prof/vm-workload $(BUILD)/tests/prof/io-mix \
   $(BUILD)/tests/prof/lib-workload
 PROF_TESTS := $(sort $(wildcard tests/prof/*.sh))
 PROF_TESTS := $(filter-out tests/prof/lib.sh,$(PROF_TESTS))
-TOOLS_EXTRA += $(PROF_HELPERS)
+TOOLS_EXTRA += $(PROF_HELPERS) $(BUILD)/tools/mrc-prof-filter-cost
 CHECK_SUITES += check-prof
 
 # Built like a user's program: no sanitizer, symbols kept for call sites.
@@ -17,6 +17,12 @@ $(BUILD)/tests/prof/%: tests/prof/%.c
 $(BUILD)/tests/prof/lib-workload: tests/prof/lib-workload.c $(BUILD)/libmrcache.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libmrcache.a $(LDFLAGS) $(LIB_LIBS)
+
+# Benchmark for tools/mrc-prof/overhead.sh: the filter's cost per syscall.
+$(BUILD)/tools/mrc-prof-filter-cost: tools/mrc-prof/bench/filter-cost.c tools/mrc-prof/seccomp.c \
+  tools/mrc-prof/seccomp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itools/mrc-prof $(CFLAGS) -o $@ $(filter %.c,$^) $(LDFLAGS)
 
 .PHONY: check-prof
 check-prof: $(BUILD)/tools/mrc-prof $(PROF_HELPERS)

@@ -64,8 +64,8 @@ for r in $(seq "$N"); do
 	done
 done
 # Per-call costs, measured on loops whose only difference is the tracing:
-# 20,000 mmap+munmap pairs (every call stops twice) and 1,000,000 getpid
-# calls (never stop: the seccomp filter's cost on other syscalls).
+# 20,000 mmap+munmap pairs (every call stops twice); and the filter's cost
+# on the syscalls it lets through (tools/mrc-prof/bench/filter-cost.c).
 # The traced time is the program's own (exec to exit, from the report), not
 # mrc-prof's start-up calibration and closing symbolization.
 micro() {
@@ -83,16 +83,13 @@ micro() {
 }
 vm='import mmap
 for i in range(20000): mmap.mmap(-1, 65536).close()'
-other='import os
-for i in range(1000000): os.getpid()'
 vm_plain=$(micro "$vm" 0); vm_traced=$(micro "$vm" 1)
-other_plain=$(micro "$other" 0); other_traced=$(micro "$other" 1)
 per_vm=$(echo "($vm_traced - $vm_plain) / 40000 * 1000000" | bc -l)
-per_other=$(echo "($other_traced - $other_plain) / 1000000 * 1000000000" | bc -l)
 printf 'per traced VM call: %.1f us (20,000 mmap+munmap: %.3f s untraced, %.3f s traced)\n' \
 	"$per_vm" "$vm_plain" "$vm_traced"
-printf 'per other syscall:  %.0f ns (1,000,000 getpid: %.3f s untraced, %.3f s traced)\n' \
-	"$per_other" "$other_plain" "$other_traced"
+if [ -x "$B/tools/mrc-prof-filter-cost" ]; then
+	"$B/tools/mrc-prof-filter-cost"
+fi
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; $N rounds, medians"
 printf '%-8s %9s %9s %7s %9s %7s %9s %9s %7s %9s %9s\n' workload "plain s" "traced s" wall \
