@@ -11,28 +11,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "backend.h"
+#include "caps.h"
 #include "oracle.h"
 #include "testutil.h"
 
 #define SMALL (64 * 1024)
 #define LARGE (1024 * 1024)
-
-static int drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	data[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
-	if (syscall(SYS_capset, &hdr, data))
-		return -errno;
-	return 0;
-}
 
 /* In the child: register LARGE bytes under a memlock limit of `limit`. */
 static int child(rlim_t limit)
@@ -45,7 +32,7 @@ static int child(rlim_t limit)
 	void *buf;
 	int ret;
 
-	if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+	if (test_drop_capability(CAP_IPC_LOCK) || setrlimit(RLIMIT_MEMLOCK, &rl))
 		return 77;
 	/* The ring records at creation whether to charge the limit. */
 	if (oracle_init(&o, 1, SMALL))

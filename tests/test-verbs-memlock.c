@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "caps.h"
 #include "verbs-test.h"
 
 #ifdef MRC_HAVE_VERBS
@@ -24,19 +24,6 @@
 #define LARGE	(192 * 1024)
 #define LIMIT	(256 * 1024)
 #define NSMALL	3
-
-static int drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	data[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
-	if (syscall(SYS_capset, &hdr, data))
-		return -errno;
-	return 0;
-}
 
 static char *map(size_t len)
 {
@@ -62,7 +49,7 @@ static int child(void)
 	char *small[NSMALL], *large;
 
 	verbs_test_open(&vt);
-	if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+	if (test_drop_capability(CAP_IPC_LOCK) || setrlimit(RLIMIT_MEMLOCK, &rl))
 		SKIP("cannot drop CAP_IPC_LOCK or set RLIMIT_MEMLOCK");
 	mrcache_config_init(&cfg);
 	cfg.backend = MRCACHE_BACKEND_VERBS;
