@@ -113,6 +113,7 @@ static inline uint64_t peer_registrations(struct bench_peer *p)
 
 struct bench_opts {
 	int quick;			/* smoke run: tiny sizes */
+	int reuse;			/* one worker per peer for all samples */
 	long ops;			/* operations per hit sample */
 	int verbose;
 };

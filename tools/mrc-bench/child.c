@@ -4,13 +4,13 @@
  *
  * Hooks a peer installs (UCX patches libc's munmap, mrcache's hooks monitor
  * interposes it) stay in that peer's process; a peer that hangs or crashes
- * costs its rows, not the run.  A worker opens its peer once (the bpf
- * monitor takes seconds to load and verify its programs) and then runs one
- * measurement per request from the parent, which interleaves the peers
- * round by round; after each measurement the worker empties its cache
- * (mrcache_flush) and zeroes the pin counters, so runs do not see each
- * other's regions.  Workloads marked `fresh` (memory) get a worker of
- * their own per measurement.
+ * costs its rows, not the run.  A worker opens its peer and runs the
+ * measurements the parent asks for, which interleaves the peers round by
+ * round.  By default every measurement gets a new worker; with --reuse a
+ * worker serves them all (a monitor that takes seconds to start then
+ * starts once) and empties its cache (mrcache_flush) and zeroes the pin
+ * counters between measurements.  Workloads marked `fresh` (memory) always
+ * get a worker of their own.
  *
  * A worker's stdout and stderr go to a memfd so that the reason a peer
  * cannot start (mrcache logs it, UCX prints to stdout) comes back to the

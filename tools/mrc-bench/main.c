@@ -176,15 +176,17 @@ static void peers_stop(void)
 			worker_stop(&peers[i].wk[pin]);
 }
 
-/* One measurement of peer i: in its long-lived worker, or in a worker of
- * its own for workloads that need a fresh process. */
+/* One measurement of peer i: in a worker of its own (the default: where a
+ * process's memory landed, huge pages or not, then differs from round to
+ * round instead of biasing every round alike), or with --reuse in the
+ * peer's long-lived worker (for monitors that are slow to start). */
 static void sample(int i, const struct workload *w, long param,
 		   const struct bench_opts *o, struct bench_sample *s)
 {
 	enum bench_pin pin = w->uring ? PIN_URING : PIN_NOOP;
 	struct worker fresh, *wk;
 
-	if (w->fresh) {
+	if (w->fresh || !o->reuse) {
 		if (worker_start(&fresh, &peers[i].peer, pin, o, s) < 0)
 			return;
 		worker_run(&fresh, w, param, s);
@@ -272,6 +274,8 @@ static void usage(FILE *f)
 		"  --markdown FILE  write the tables, targets and plots as Markdown\n"
 		"                   (plots linked as if FILE were in DIR)\n"
 		"  --list           list workloads and peers, then exit\n"
+		"  --reuse          one worker process per peer for every sample\n"
+		"                   (default: a fresh process per sample)\n"
 		"  --verbose        let measurements write to stderr\n");
 }
 
@@ -309,6 +313,7 @@ int main(int argc, char **argv)
 		{ "markdown", required_argument, NULL, 'm' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "reuse", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -356,6 +361,7 @@ int main(int argc, char **argv)
 		case 'm': markdown = optarg; break;
 		case 'l': list(); return 0;
 		case 'v': o.verbose = 1; break;
+		case 'R': o.reuse = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
