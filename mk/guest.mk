@@ -11,10 +11,11 @@ GUEST_TIMEOUT ?= 900
 GUEST_SUITES   = $(sort $(wildcard tests/guest/suites/*.sh))
 GUEST_TEST_SRC := $(sort $(wildcard tests/guest/test-*.c))
 GUEST_TEST_BIN := $(GUEST_TEST_SRC:tests/guest/%.c=$(BUILD)/guest-tests/%)
+GUEST_BENCH_BIN := $(patsubst tests/guest/%.c,$(BUILD)/guest-tests/%,$(wildcard tests/guest/bench-*.c))
 CHECK_SUITES  += check-guest
 
-.PHONY: check-guest guest-tests
-guest-tests: $(GUEST_TEST_BIN)
+.PHONY: check-guest guest-tests guest-bench guest-soak
+guest-tests: $(GUEST_TEST_BIN) $(GUEST_BENCH_BIN)
 
 # (LIB_A and TESTUTIL_OBJ are defined after the fragments: spell them out.)
 $(BUILD)/guest-tests/%: tests/guest/%.c $(wildcard tests/guest/*.h) \
@@ -26,4 +27,17 @@ $(BUILD)/guest-tests/%: tests/guest/%.c $(wildcard tests/guest/*.h) \
 check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
 	  --results $(RESULTS) --modules "$(GUEST_MODULES)" --suites "$(abspath $(GUEST_SUITES))" \
+	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
+
+# The module's figures (docs/mrmon.md): one guest run of bench-mrmon and
+# the spurious-invalidation count; output in $(GUEST_OUT)/res/logs/.
+guest-bench: guest-tests kmod
+	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
+	  --results $(GUEST_OUT)/bench-results.txt --suites "$(abspath tests/guest/bench.sh)" \
+	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
+
+# The stress and leak tests at full size (10^5 each), about 6 minutes.
+guest-soak: guest-tests kmod
+	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
+	  --results $(GUEST_OUT)/soak-results.txt --suites "$(abspath tests/guest/soak.sh)" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)

@@ -27,7 +27,7 @@ struct run {
 	char *addr;
 	unsigned seq;			/* odd while the pages are replaced */
 	int stop;
-	uint64_t want, checks, stale, inconclusive, errors, replacements;
+	uint64_t want, checks, stale, inconclusive, errors, gave_up, replacements;
 };
 
 static void *reader(void *arg)
@@ -35,6 +35,7 @@ static void *reader(void *arg)
 	static unsigned next_lane;
 	struct run *run = arg;
 	unsigned lane = __atomic_fetch_add(&next_lane, 1, __ATOMIC_RELAXED) % READERS;
+	char *addr = run->addr + lane * LEN;
 
 	while (!__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE)) {
 		struct mrcache_region *r;
@@ -45,15 +46,23 @@ static void *reader(void *arg)
 			sched_yield();
 			continue;
 		}
-		ret = mrcache_get(run->cache, run->addr, LEN, MRCACHE_ACCESS_LOCAL_WRITE, &r);
+		ret = mrcache_get(run->cache, addr, LEN, MRCACHE_ACCESS_LOCAL_WRITE, &r);
+		if (ret == -EAGAIN) {
+			/* The cache gave up retrying: every registration
+			 * was overtaken by a replacement (and caught). */
+			__atomic_fetch_add(&run->gave_up, 1, __ATOMIC_RELAXED);
+			continue;
+		}
 		if (ret) {
+			fprintf(stderr, "get: %s\n", strerror(-ret));
 			__atomic_fetch_add(&run->errors, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		ret = oracle_check(run->o, lane, r, run->addr, LEN);
+		ret = oracle_check(run->o, lane, r, addr, LEN);
 		mrcache_put(run->cache, r);
 		s2 = __atomic_fetch_add(&run->seq, 0, __ATOMIC_ACQ_REL);
 		if (ret < 0) {
+			fprintf(stderr, "oracle: %s\n", strerror(-ret));
 			__atomic_fetch_add(&run->errors, 1, __ATOMIC_RELAXED);
 		} else if (s1 != s2) {
 			__atomic_fetch_add(&run->inconclusive, 1, __ATOMIC_RELAXED);
@@ -72,7 +81,7 @@ static void *replacer(void *arg)
 
 	while (!__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&run->seq, 1, __ATOMIC_ACQ_REL);
-		if (mmap(run->addr, LEN, PROT_READ | PROT_WRITE,
+		if (mmap(run->addr, READERS * LEN, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != run->addr)
 			__atomic_fetch_add(&run->errors, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&run->seq, 1, __ATOMIC_RELEASE);
@@ -94,17 +103,19 @@ static void stress(struct oracle *o, enum mrcache_monitor_kind mon, uint64_t wan
 	oracle_config(o, &cfg, mon, 16);
 	if (mrcache_create(&cfg, &run.cache))
 		SKIP("monitor %s cannot start", mrcache_monitor_name(mon));
-	run.addr = mon_map_anon(LEN);
+	run.addr = mon_map_anon(READERS * LEN);
 	for (int i = 0; i < READERS; i++)
 		CHECK_EQ(pthread_create(&rt[i], NULL, reader, &run), 0);
 	CHECK_EQ(pthread_create(&ut, NULL, replacer, &run), 0);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(rt[i], NULL);
 	pthread_join(ut, NULL);
-	printf("%-7s %llu conclusive checks, %llu stale, %llu inconclusive, %llu replacements, %llu errors\n",
+	printf("%-7s %llu conclusive checks, %llu stale, %llu inconclusive, %llu given up, "
+	       "%llu replacements, %llu errors\n",
 	       mrcache_monitor_name(mon), (unsigned long long)run.checks,
 	       (unsigned long long)run.stale, (unsigned long long)run.inconclusive,
-	       (unsigned long long)run.replacements, (unsigned long long)run.errors);
+	       (unsigned long long)run.gave_up, (unsigned long long)run.replacements,
+	       (unsigned long long)run.errors);
 	CHECK_EQ(run.errors, 0);
 	CHECK(run.checks > 0);
 	if (mon == MRCACHE_MONITOR_NONE)
@@ -113,7 +124,7 @@ static void stress(struct oracle *o, enum mrcache_monitor_kind mon, uint64_t wan
 		CHECK_EQ(run.stale, 0);
 	CHECK(mrcache_flush(run.cache) >= 0);
 	CHECK_EQ(mrcache_destroy(run.cache), 0);
-	munmap(run.addr, LEN);
+	munmap(run.addr, READERS * LEN);
 }
 
 int main(void)
