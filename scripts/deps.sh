@@ -6,7 +6,7 @@ pkgs=(
 	build-essential make pkg-config bc clang llvm libclang-rt-14-dev
 	liburing-dev
 	libibverbs-dev ibverbs-providers
-	libucx-dev libfabric-dev
+	libucx-dev libfabric-dev libfabric-bin
 	libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
 	spin strace
 	sqlite3 xz-utils python3 libc6-dbg

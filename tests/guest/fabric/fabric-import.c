@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fabric-import: the mrmon fid_mem_monitor driven the way libfabric 1.17
+ * drives it (start, subscribe, valid on a hit, notify from the monitor),
+ * with our own notify() standing in for libfabric's, then imported into
+ * libfabric for real.  Needs /dev/mrmon (the guest); skips without it.
+ *
+ * Checks: valid() is true for a subscribed intact range and turns false
+ * as soon as a raw munmap syscall returns (no waiting for the thread);
+ * notify() then reports the range; a second, untouched range stays valid
+ * and is never notified (the control: the check sees only what changed);
+ * a remap at the same address stays invalid until subscribed again; an
+ * unknown range is never valid; fi_import accepts the monitor once.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "mrmon_fi.h"
+
+#define LEN (64 * 1024)
+
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t seen_lo = UINTPTR_MAX, seen_hi;	/* union of notified ranges */
+static unsigned seen_count;
+
+static void test_notify(struct fid_mem_monitor *mon, const void *addr, size_t len)
+{
+	pthread_mutex_lock(&seen_lock);
+	if ((uintptr_t)addr < seen_lo)
+		seen_lo = (uintptr_t)addr;
+	if ((uintptr_t)addr + len > seen_hi)
+		seen_hi = (uintptr_t)addr + len;
+	seen_count++;
+	pthread_mutex_unlock(&seen_lock);
+}
+
+static struct fi_ops_mem_notify notify_ops = {
+	.size = sizeof(notify_ops),
+	.notify = test_notify,
+};
+
+static int failures;
+
+static void check(bool ok, const char *what)
+{
+	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+	failures += !ok;
+}
+
+static bool overlaps_seen(uintptr_t a, size_t len)
+{
+	bool hit;
+
+	pthread_mutex_lock(&seen_lock);
+	hit = seen_count && seen_lo < a + len && a < seen_hi;
+	pthread_mutex_unlock(&seen_lock);
+	return hit;
+}
+
+/* The thread reads the event within milliseconds; allow emulated slowness. */
+static bool wait_notified(uintptr_t a, size_t len)
+{
+	for (int i = 0; i < 500; i++) {
+		if (overlaps_seen(a, len))
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	return false;
+}
+
+static void *map_at(void *hint, bool fixed)
+{
+	void *p = mmap(hint, LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | (fixed ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+
+	if (p == MAP_FAILED || (fixed && p != hint)) {
+		perror("mmap");
+		exit(1);
+	}
+	memset(p, 0x5a, LEN);
+	return p;
+}
+
+static void direct_checks(struct fid_mem_monitor *mon)
+{
+	struct fi_ops_mem_monitor *ops = mon->export_ops;
+	char *a = map_at(NULL, false), *b = map_at(NULL, false);
+	struct mrfi_stats st;
+	int rc;
+
+	mon->import_ops = &notify_ops;
+	rc = ops->start(mon);
+	check(rc == 0, "start");
+	if (rc)
+		return;
+	check(ops->subscribe(mon, a, LEN) == 0, "subscribe a");
+	check(ops->subscribe(mon, b + 100, 200) == 0, "subscribe an unaligned part of b");
+	check(ops->valid(mon, a, LEN), "a valid while intact");
+	check(ops->valid(mon, b + 100, 200), "b valid while intact");
+	check(!ops->valid(mon, a, LEN / 2), "a range never subscribed is not valid");
+
+	syscall(SYS_munmap, a, LEN);
+	check(!ops->valid(mon, a, LEN), "a not valid once the raw munmap returned");
+	check(ops->valid(mon, b + 100, 200), "b (untouched) still valid");
+	check(wait_notified((uintptr_t)a, LEN), "notify reported a");
+	check(!overlaps_seen((uintptr_t)b, LEN), "notify never reported b");
+
+	map_at(a, true);
+	check(!ops->valid(mon, a, LEN), "a remapped at the same address: still not valid");
+	check(ops->subscribe(mon, a, LEN) == 0, "subscribe the new a");
+	check(ops->valid(mon, a, LEN), "new a valid");
+	check(ops->subscribe(mon, a, LEN) == 0, "subscribe a again (shares the watch)");
+
+	ops->unsubscribe(mon, b + 100, 200);
+	check(!ops->valid(mon, b + 100, 200), "b not valid once unsubscribed");
+	munmap(b, LEN);
+
+	mrfi_monitor_stats(mon, &st);
+	printf("stats: watches %llu shared %llu valid %llu invalid %llu events %llu notified %llu live %llu\n",
+	       (unsigned long long)st.watches, (unsigned long long)st.shared,
+	       (unsigned long long)st.valid, (unsigned long long)st.invalid,
+	       (unsigned long long)st.events, (unsigned long long)st.notified,
+	       (unsigned long long)st.live);
+	check(st.watches == 3 && st.shared == 1 && st.notified >= 1 && st.live == 1,
+	      "counters: 3 watches, 1 shared, a notified, 1 live");
+	ops->stop(mon);
+	check(!ops->valid(mon, a, LEN), "nothing valid once stopped");
+	munmap(a, LEN);
+	mon->import_ops = NULL;
+}
+
+int main(void)
+{
+	struct fid_mem_monitor *mon, *second;
+	int rc = mrfi_monitor_open(&mon);
+
+	if (rc == -ENODEV || rc == -ENOENT || rc == -EACCES) {
+		printf("SKIP: /dev/mrmon: %s (the mrmon module runs in the guest)\n", strerror(-rc));
+		return 77;
+	}
+	if (rc) {
+		printf("FAIL: mrfi_monitor_open: %s\n", strerror(-rc));
+		return 1;
+	}
+	direct_checks(mon);
+
+	check(mrfi_monitor_import(mon) == 0, "fi_import into libfabric's mr_cache");
+	check(mrfi_monitor_open(&second) == 0, "a second monitor opens");
+	check(mrfi_monitor_import(second) == -FI_EBUSY, "libfabric refuses a second import");
+	mrfi_monitor_close(second);
+	mrfi_monitor_close(mon);
+	check(mrfi_monitor_import(NULL) == -EINVAL, "import of NULL: -EINVAL");
+	printf("%s fabric-import\n", failures ? "FAIL" : "PASS");
+	return failures ? 1 : 0;
+}
