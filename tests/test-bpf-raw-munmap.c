@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -14,6 +15,19 @@
 #include "guarantee.h"
 
 #define LEN (64 * 1024)
+
+/* ThreadSanitizer cannot follow a thread it did not create through
+ * pthread_create: the clone(CLONE_VM) case is left out under it. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
 
 static int prepare(struct guarantee_ctx *c)
 {
@@ -48,6 +62,11 @@ static int apply_clone_vm(struct guarantee_ctx *c)
 	int status = 0;
 	pid_t pid;
 
+	if (UNDER_TSAN) {
+		free(stack);
+		snprintf(c->why, sizeof(c->why), "ThreadSanitizer cannot run a clone(CLONE_VM) child");
+		return GUARANTEE_SKIP;
+	}
 	if (!stack)
 		return -ENOMEM;
 	pid = clone(child_munmap, stack + stack_len, CLONE_VM | SIGCHLD, c);
