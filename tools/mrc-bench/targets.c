@@ -111,6 +111,8 @@ static void invalidate_target(struct bench_run *r, const char *mon,
 	long n = largest_param(r, "invalidate");
 	const struct bench_result *m = ok(r, "invalidate", n, peer);
 	const struct bench_result *u = ok(r, "invalidate", n, "ucx");
+	const struct bench_result *b = ok(r, "invalidate", n, "nocache");
+	double floor = b ? fabs(b->med[0]) : 0;
 	struct bench_target *t;
 
 	if (!m || !(t = add(r, "<= 0.5", "invalidation cost / UCX's (%s)", mon)))
@@ -123,6 +125,14 @@ static void invalidate_target(struct bench_run *r, const char *mon,
 	}
 	if (!u) {
 		snprintf(t->note, sizeof(t->note), "UCX did not run");
+		return;
+	}
+	/* No cache has nothing to invalidate: its `added` is the noise. */
+	if (u->med[0] <= floor || m->med[0] <= floor) {
+		snprintf(t->note, sizeof(t->note),
+			 "added per region: mrcache %.0f ns, UCX %.0f ns: not "
+			 "above the noise (no-cache row %.0f ns)", m->med[0],
+			 u->med[0], floor);
 		return;
 	}
 	t->value = m->med[0] / u->med[0];
