@@ -167,7 +167,9 @@ static int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r)
 		return -EINVAL;
 	start = r->start & PAGE_MASK;
 	end = PAGE_ALIGN(r->start + r->len);
-	if (end < r->start || end > TASK_SIZE)
+	/* The sum does not overflow, so only the rounding can wrap, to 0
+	 * (for start 0, `end < r->start` would miss it). */
+	if (!end || end > TASK_SIZE)
 		return -EINVAL;
 
 	idx = ctx->free_head;
