@@ -10,7 +10,7 @@ endif
 TOOL_LIBS_mrc-bench := -ldl -lm
 
 .PHONY: check-bench bench-guest
-BENCH_ROUNDS ?= 5
+BENCH_ROUNDS ?= 9
 BENCH_ARGS ?=
 
 # Reproduces docs/benchmarks.md's figures: the full run as docs/bench-results.md,

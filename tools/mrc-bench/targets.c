@@ -206,9 +206,12 @@ static void kernel_targets(struct bench_run *r)
 		memcpy(t2->note, t1->note, sizeof(t2->note));
 		return;
 	}
-	t1->value = k->med[1] / k->med[2];
+	/* The median of per-sample ratios: each sample timed both halves in
+	 * alternating slices of one process. */
+	t1->value = k->med[5];
 	t1->met = t1->value <= 1.3;
-	snprintf(t1->note, sizeof(t1->note), "%.0f vs %.0f ns",
+	snprintf(t1->note, sizeof(t1->note),
+		 "median of per-sample ratios; medians %.0f vs %.0f ns",
 		 k->med[1], k->med[2]);
 	if (u) {
 		t2->value = u->med[1] / k->med[1];

@@ -149,6 +149,7 @@ static int invalidate_common(struct bench_peer *p, long n, int bulk,
 	p->ops->progress(p);
 	v[3] = (double)(now_ns() - t0) / (double)n;
 	v[0] = v[1] - v[2] + v[3];
+	v[5] = v[1] / v[2];	/* per sample: both halves saw the same load */
 	ret = reregistered(p, &w, n, &v[4]);
 out:
 	set_close(&w, n);
@@ -174,9 +175,9 @@ const struct workload wl_invalidate = {
 	.param_name = "regions",
 	.params = { 5000 },
 	.quick_params = { 100 },
-	.nmetrics = 5,
+	.nmetrics = 6,
 	.metric = { "added ns", "watched ns", "bare ns", "reclaim ns",
-		    "re-registered" },
+		    "re-registered", "watched/bare" },
 	.lower_is_better = 1,
 	.run = invalidate_run,
 };
@@ -187,9 +188,9 @@ const struct workload wl_invalidate_bulk = {
 	.param_name = "regions",
 	.params = { 1000, 10000 },
 	.quick_params = { 100 },
-	.nmetrics = 5,
+	.nmetrics = 6,
 	.metric = { "added ns", "watched ns", "bare ns", "reclaim ns",
-		    "re-registered" },
+		    "re-registered", "watched/bare" },
 	.lower_is_better = 1,
 	.run = invalidate_bulk_run,
 };
