@@ -16,8 +16,9 @@ FABRIC_CFLAGS := $(shell pkg-config --cflags libfabric)
 FABRIC_LIBS   := $(shell pkg-config --libs libfabric)
 TOOLS_EXTRA   += $(FABRIC_SO) $(FABRIC_PRELOAD) $(FABRIC_TESTS)
 GUEST_DEPS    += $(FABRIC_SO) $(FABRIC_PRELOAD) $(FABRIC_TESTS)
-# libfabric's verbs provider connects through rdma_cm (besides rxe's modules).
-GUEST_MODULES += configfs ib_cm iw_cm rdma_cm rdma_ucm
+# libfabric's verbs provider connects through rdma_cm (besides rxe's
+# modules), over rxe on a dummy netdev (it skips loopback interfaces).
+GUEST_MODULES += configfs ib_cm iw_cm rdma_cm rdma_ucm dummy
 
 $(FABRIC_SO): fabric/mrmon_fi_monitor.c fabric/mrmon_fi.h fabric/libmrcache-fabric.map
 	@mkdir -p $(dir $@)
