@@ -32,11 +32,14 @@
  * through libmrcache's interposed definitions also report themselves
  * (hooks.h), which covers MADV_DONTNEED's report-before-zap for them.
  *
- * state.lock guards every field of `state` but `inflight`; the handler
- * never takes it.  Lock order: cache->lock, then state.lock, then mmap_lock
- * (inside the ioctls).  The handler takes no lock but the caches' leaf
- * event spinlocks, so an unmapping thread waiting for it never waits on a
- * lock the handler needs.
+ * Locks: state.lock guards the descriptor, the handler's life and `users`
+ * (start/stop; held while joining the handler, so the handler never takes
+ * it).  state.spans_lock guards the span list (watch/unwatch, and the
+ * handler's word clearing); it is held across UFFDIO_(UN)REGISTER, which
+ * take mmap_lock but never wait for the handler.  Order: cache->lock, then
+ * state.lock or spans_lock, then mmap_lock.  Every thread that waits for
+ * the handler (an unmapper blocked on its event) holds no mmap_lock, no
+ * cache lock of ours and no spans_lock, so the handler always progresses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +52,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,21 +75,24 @@
 struct uffd_span {
 	struct uffd_span *prev, *next;
 	uintptr_t start, end;
+	uint64_t *word;		/* the watch's word, until unwatch */
 };
 
 static struct {
 	pthread_mutex_t lock;
+	pthread_mutex_t spans_lock;
 	int fd;			/* the userfaultfd, -1 when not open */
 	int stop_fd;		/* eventfd: tells the handler to exit */
 	pthread_t handler;
 	unsigned users;		/* caches using the monitor */
 	pid_t pid;		/* the process that opened fd */
 	uint64_t features;
-	struct uffd_span spans;	/* list head */
+	struct uffd_span spans;	/* list head, under spans_lock */
 	uint32_t inflight;	/* atomic: handler holds unreported events */
 	uint32_t running;	/* atomic: the handler reached its loop */
 } state = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.spans_lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
 	.stop_fd = -1,
 	.spans = { &state.spans, &state.spans, 0, 0 },
@@ -113,6 +120,7 @@ static void forget_in_child(void)
 	state.running = 0;
 	state.spans.next = state.spans.prev = &state.spans;
 	pthread_mutex_init(&state.lock, NULL);
+	pthread_mutex_init(&state.spans_lock, NULL);
 }
 
 static void atfork_install(void)
@@ -120,9 +128,19 @@ static void atfork_install(void)
 	pthread_atfork(NULL, NULL, forget_in_child);
 }
 
+/* Report [start, end) to every cache, and clear the word of every watch
+ * of it: a region the cache has not put in its index yet (between watch()
+ * and its index insertion) is invisible to mrc_cache_unmapped(), and its
+ * userfaultfd registration went away with the old mapping, so its re-check
+ * must fail.  spans_lock is never held while waiting for this thread. */
 static void report(uintptr_t start, uintptr_t end, enum mrcache_cause cause)
 {
 	hooks_fanout_unmapped(&hooks_uffd_caches, start, end, cause);
+	pthread_mutex_lock(&state.spans_lock);
+	for (struct uffd_span *s = state.spans.next; s != &state.spans; s = s->next)
+		if (s->start < end && s->end > start)
+			__atomic_fetch_and(s->word, ~MRC_WORD_VALID, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&state.spans_lock);
 }
 
 static void handle(const struct uffd_msg *m)
@@ -178,7 +196,7 @@ static void *handler_main(void *arg)
 		if (pfd[1].revents)
 			break;
 		__atomic_store_n(&state.inflight, 1, __ATOMIC_SEQ_CST);
-		n = read(state.fd, msgs, sizeof(msgs));
+		n = read(pfd[0].fd, msgs, sizeof(msgs));
 		for (ssize_t i = 0; i < n / (ssize_t)sizeof(msgs[0]); i++)
 			handle(&msgs[i]);
 		__atomic_store_n(&state.inflight, 0, __ATOMIC_RELEASE);
@@ -356,25 +374,55 @@ static void uffd_settle(struct mrc_monitor *mon)
 		sched_yield();
 }
 
-static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
-		      uint64_t cookie, struct mrc_watch *w)
+/* UFFDIO_REGISTER the range.  It fails with EINVAL both for a mapping
+ * userfaultfd cannot take and for a range with a hole (another thread
+ * between munmap and mmap): tell them apart, since only the first may fall
+ * back to the interposed calls.  0, -EFAULT (not mapped), or -errno. */
+static int register_range(uintptr_t start, uintptr_t end)
 {
 	struct uffdio_register reg = {
 		.range = { .start = start, .len = end - start },
 		.mode = UFFDIO_REGISTER_MODE_WP,
 	};
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		if (ioctl(state.fd, UFFDIO_REGISTER, &reg) == 0)
+			return 0;
+		if (errno == ENOMEM)
+			return -EFAULT;
+		if (errno != EINVAL)
+			return -errno;
+		/* msync fails with ENOMEM where nothing is mapped. */
+		if (msync((void *)start, end - start, MS_ASYNC) < 0)
+			return -EFAULT;
+	}
+	return -EINVAL;
+}
+
+static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
+		      uint64_t cookie, struct mrc_watch *w)
+{
 	struct uffd_span *s = malloc(sizeof(*s));
 	uint64_t gen;
-	int rc = 0;
+	int rc;
 
 	if (!s)
 		return -ENOMEM;
-	pthread_mutex_lock(&state.lock);
-	if (ioctl(state.fd, UFFDIO_REGISTER, &reg) < 0) {
-		rc = -errno;
-		pthread_mutex_unlock(&state.lock);
+	/* An event read but not yet reported may concern this range. */
+	uffd_settle(mon);
+	/* The word is valid before the span is visible to the handler,
+	 * which may clear it from then on. */
+	gen = __atomic_add_fetch(&uffd_generation, 1, __ATOMIC_RELAXED);
+	w->expected = MRC_WORD(gen);
+	w->word = &w->local;
+	w->token = 0;
+	__atomic_store_n(&w->local, w->expected, __ATOMIC_SEQ_CST);
+
+	pthread_mutex_lock(&state.spans_lock);
+	rc = register_range(start, end);
+	if (rc) {
+		pthread_mutex_unlock(&state.spans_lock);
 		free(s);
-		s = NULL;
 		/* EINVAL: a mapping userfaultfd cannot watch (SysV shm,
 		 * file-backed, VM_PFNMAP...); EBUSY: another userfaultfd has
 		 * it.  The interposed calls still report to uffd caches: fall
@@ -388,24 +436,17 @@ static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 			"interposed calls only", (unsigned long)start, (unsigned long)end,
 			rc == -EINVAL ? "a mapping userfaultfd cannot register"
 				      : "registered with another userfaultfd");
-		goto watched;
+		return 0;
 	}
 	s->start = start;
 	s->end = end;
+	s->word = &w->local;
 	s->next = &state.spans;
 	s->prev = state.spans.prev;
 	state.spans.prev->next = s;
 	state.spans.prev = s;
-	pthread_mutex_unlock(&state.lock);
-watched:
-
-	/* An event read but not yet reported may concern this range. */
-	uffd_settle(mon);
-	gen = __atomic_add_fetch(&uffd_generation, 1, __ATOMIC_RELAXED);
-	w->expected = MRC_WORD(gen);
 	w->token = (uint64_t)(uintptr_t)s;
-	w->word = &w->local;
-	__atomic_store_n(&w->local, w->expected, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&state.spans_lock);
 	return 0;
 }
 
@@ -451,12 +492,12 @@ static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 	if (!s)
 		return;
 	w->token = 0;
-	pthread_mutex_lock(&state.lock);
+	pthread_mutex_lock(&state.spans_lock);
 	s->prev->next = s->next;
 	s->next->prev = s->prev;
 	if (state.fd >= 0 && state.pid == getpid())
 		unregister_uncovered(s->start, s->end);
-	pthread_mutex_unlock(&state.lock);
+	pthread_mutex_unlock(&state.spans_lock);
 	free(s);
 }
 

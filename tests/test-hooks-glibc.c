@@ -90,9 +90,13 @@ static void *realloc_mmapped(struct mrcache *c, size_t *len, const char **why)
 		*why = "realloc grew the block in place";
 		return NULL;
 	}
-	/* Fresh memory at the old address, unless the moved block took it. */
-	mmap((void *)old, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-	     MAP_FIXED_NOREPLACE, -1, 0);
+	/* Fresh memory at the old (page-aligned) address. */
+	p = mmap((void *)(old & ~4095ul), *len + 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED) {
+		*why = "the moved block took part of the old address";
+		return NULL;
+	}
 	return (void *)old;
 }
 
@@ -114,6 +118,13 @@ static void hole_below_top(void)
 	free(hole);
 }
 
+/* Cache a page of the brk heap first: the cache's index grows its nodes
+ * for heap addresses now, not from the top after the case's block. */
+static void warm_heap_index(struct mrcache *c)
+{
+	cache_it(c, keep[0], 16);
+}
+
 static void *heap_trim(struct mrcache *c, size_t *len, const char **why)
 {
 	void *p;
@@ -123,6 +134,7 @@ static void *heap_trim(struct mrcache *c, size_t *len, const char **why)
 	mallopt(M_TRIM_THRESHOLD, 128 << 10);
 	mallopt(M_TOP_PAD, 0);
 	hole_below_top();
+	warm_heap_index(c);
 	*len = 1 << 20;
 	p = malloc(*len);
 	memset(p, 1, *len);
@@ -143,6 +155,7 @@ static void *trim_call(struct mrcache *c, size_t *len, const char **why)
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);	/* only malloc_trim() trims */
 	hole_below_top();
+	warm_heap_index(c);
 	*len = 1 << 20;
 	p = malloc(*len);
 	keep[1] = malloc(16);	/* keeps p off the top: only malloc_trim discards it */

@@ -36,17 +36,19 @@
 #define CHECK_FORK 1
 #endif
 
-static char *raw_map(char *at, size_t len)
+static char *raw_map(size_t len)
 {
-	return (char *)syscall(SYS_mmap, at, len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED : 0), -1, 0);
+	return (char *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
-/* Raw munmap + remap of [p, p+len). */
+/* Raw munmap + remap of [p, p+len); the hole is refilled without
+ * MAP_FIXED, so memory another thread mapped there meanwhile is safe. */
 static void replace(char *p, size_t len)
 {
 	CHECK_EQ(syscall(SYS_munmap, p, len), 0);
-	CHECK(raw_map(p, len) == p);
+	CHECK((char *)syscall(SYS_mmap, p, len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == p);
 }
 
 static int get_missed(struct mrcache *c, char *p, size_t len)
@@ -78,7 +80,7 @@ static int two_caches(enum mrcache_monitor_kind m)
 {
 	struct test_backend tb;
 	struct mrcache *a, *b;
-	char *p = raw_map(NULL, LEN);
+	char *p = raw_map(LEN);
 	int seen;
 
 	test_backend_init(&tb, 0);
@@ -100,7 +102,7 @@ static int merged(void)
 {
 	struct test_backend tb;
 	struct mrcache *c;
-	char *p = raw_map(NULL, 2 * LEN);
+	char *p = raw_map(2 * LEN);
 	int seen;
 
 	test_backend_init(&tb, 0);
@@ -121,7 +123,7 @@ static int child_cache(void)
 {
 	struct test_backend tb;
 	struct mrcache *c;
-	char *p = raw_map(NULL, LEN);
+	char *p = raw_map(LEN);
 
 	test_backend_init(&tb, 0);
 	c = make(&tb, MRCACHE_MONITOR_UFFD);
@@ -138,7 +140,7 @@ static int after_fork(void)
 {
 	struct test_backend tb;
 	struct mrcache *c;
-	char *p = raw_map(NULL, LEN);
+	char *p = raw_map(LEN);
 	int status, seen;
 	pid_t pid;
 
