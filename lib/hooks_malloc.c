@@ -24,6 +24,7 @@
  * definitions are weak so a fully static link against glibc keeps glibc's
  * (and loses this part; docs/monitors.md).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -117,10 +118,27 @@ static void *(*next_realloc(void))(void *, size_t)
 							(void *)__libc_realloc);
 }
 
+/* The usable size of a block of another allocator, if that allocator
+ * provides malloc_usable_size itself (glibc's on a foreign block would
+ * crash); NULL otherwise, and then free() reports nothing for it. */
+static size_t (*foreign_usable_size)(void *);
+
+static void find_foreign_usable_size(void)
+{
+	void *fn = dlsym(RTLD_NEXT, "malloc_usable_size");
+	Dl_info of_free, of_size;
+
+	if (fn && dladdr((void *)next_free(), &of_free) && dladdr(fn, &of_size) &&
+	    of_free.dli_fbase == of_size.dli_fbase)
+		__atomic_store_n(&foreign_usable_size, (size_t (*)(void *))fn, __ATOMIC_RELEASE);
+}
+
 __attribute__((constructor)) static void hooks_malloc_init(void)
 {
 	next_free();
 	next_realloc();
+	if (!hooks_malloc_is_glibc())
+		find_foreign_usable_size();
 }
 
 static int glibc_malloc = -1;	/* atomic: is the next free() glibc's? */
@@ -231,6 +249,13 @@ static void chunk_after(const struct chunk_info *ci, enum mrcache_cause cause)
 	}
 }
 
+static size_t usable_size(void *p)
+{
+	size_t (*fn)(void *) = __atomic_load_n(&foreign_usable_size, __ATOMIC_ACQUIRE);
+
+	return fn ? fn(p) : 0;
+}
+
 /* Another allocator (a sanitizer's, jemalloc...) may unmap a block with
  * raw syscalls: without its layout, report the pages that lay wholly
  * inside what was given back, [block+from, block+n) (n: the usable size,
@@ -263,7 +288,7 @@ __attribute__((weak)) void free(void *p)
 	if (hooks_malloc_is_glibc())
 		chunk_before(p, &ci);
 	else
-		foreign_range((uintptr_t)p, 0, malloc_usable_size(p), &ci);
+		foreign_range((uintptr_t)p, 0, usable_size(p), &ci);
 	real(p);
 	chunk_after(&ci, MRCACHE_CAUSE_UNMAP);
 }
@@ -282,7 +307,7 @@ __attribute__((weak)) void *realloc(void *p, size_t size)
 	if (glibc)
 		chunk_before(p, &ci);
 	else
-		n = malloc_usable_size(p);
+		n = usable_size(p);
 	q = next_realloc()(p, size);
 	if (!q && size)
 		return NULL;	/* failed: the old block is intact */
