@@ -15,12 +15,14 @@
  *     (normally one).  The module clears the word before the unmapping
  *     call returns, so a hit after munmap, even a raw syscall, misses.
  *   - a thread reads the event queue and, for each invalidated watch,
- *     removes it and calls notify() for the range, so libfabric drops the
- *     registration without waiting for a hit on it.  A subscribe that
- *     finds its key's watch already invalid does not replace it: it adds a
- *     new one and leaves the old for the thread, because another cache may
- *     still hold a stale entry for the key that only notify() can evict
- *     (notify cannot be called from subscribe: libfabric holds mm_lock).
+ *     calls notify() for the range, so libfabric drops the registration
+ *     without waiting for a hit on it, and only then removes the watch:
+ *     until every cache has dropped its entries, valid() must keep seeing
+ *     it.  notify() cannot be called from subscribe or valid (libfabric
+ *     holds mm_lock there), so a subscribe that finds its key's watch
+ *     invalid adds a new one and leaves the old for the thread; the old
+ *     one stops blocking valid() earlier once its users (subscribes) are
+ *     known gone, see mrfi_valid().
  *
  * Lock order: libfabric's mm_lock, then mon->lock.  The thread never holds
  * mon->lock while it calls notify().
@@ -28,9 +30,9 @@
  *   app thread                        kernel (mrmon)            event thread
  *   munmap(a) ------------------->  word[s] &= ~1 (release)
  *                                    queue {s, gen, a..}  ----> read()
- *   <- munmap returns                                            lock; detach s;
- *   fi_mr_reg(a): valid(a) loads                                 UNWATCH; unlock
- *   word[s] (acquire): cleared,                                  notify(a..)
+ *   <- munmap returns                                            notify(a..)
+ *   fi_mr_reg(a): valid(a) loads                                 lock; detach s;
+ *   word[s] (acquire): cleared,                                  UNWATCH; unlock
  *   miss; subscribe adds a watch
  */
 #include <errno.h>
@@ -60,6 +62,7 @@ struct mrfi_watch {
 	size_t len;
 	uint32_t slot;
 	uint64_t expected;
+	unsigned users;		/* subscribes served, minus those known gone */
 };
 
 struct mrfi_monitor {
@@ -154,6 +157,11 @@ static void mrfi_detach(struct mrfi_monitor *m, struct mrfi_watch *w)
 	mrfi_unwatch(m, w);
 }
 
+static bool mrfi_key(const struct mrfi_watch *w, uintptr_t addr, size_t len)
+{
+	return w->addr == addr && w->len == len;
+}
+
 static int mrfi_subscribe(struct fid_mem_monitor *mon, const void *addr, size_t len)
 {
 	struct mrfi_monitor *m = mrfi_of(mon);
@@ -170,7 +178,8 @@ static int mrfi_subscribe(struct fid_mem_monitor *mon, const void *addr, size_t 
 	}
 	h = mrfi_hash(m, r.start, len);
 	for (w = m->buckets[h]; w; w = w->next) {
-		if (w->addr == r.start && w->len == len && mrfi_intact(m, w)) {
+		if (mrfi_key(w, r.start, len) && mrfi_intact(m, w)) {
+			w->users++;
 			m->stats.shared++;
 			rc = 0;
 			goto out;
@@ -189,7 +198,8 @@ static int mrfi_subscribe(struct fid_mem_monitor *mon, const void *addr, size_t 
 	w->len = len;
 	w->slot = r.slot;
 	w->expected = r.expected;
-	w->next = m->buckets[h];
+	w->users = 1;
+	w->next = m->buckets[h];	/* newest first */
 	m->buckets[h] = w;
 	m->by_slot[r.slot] = w;
 	m->stats.watches++;
@@ -199,47 +209,65 @@ out:
 	return rc;
 }
 
-/* Not called by libfabric 1.17 for system memory; kept for later versions. */
+/*
+ * Not called by libfabric 1.17 for system memory; for later versions: one
+ * user of the key's newest watch goes.
+ */
 static void mrfi_unsubscribe(struct fid_mem_monitor *mon, const void *addr, size_t len)
 {
 	struct mrfi_monitor *m = mrfi_of(mon);
-	struct mrfi_watch *w, *next;
+	struct mrfi_watch *w;
 
 	pthread_mutex_lock(&m->lock);
 	if (m->running && !m->forked) {
-		for (w = m->buckets[mrfi_hash(m, (uintptr_t)addr, len)]; w; w = next) {
-			next = w->next;
-			if (w->addr == (uintptr_t)addr && w->len == len) {
-				mrfi_detach(m, w);
-				free(w);
+		for (w = m->buckets[mrfi_hash(m, (uintptr_t)addr, len)]; w; w = w->next) {
+			if (mrfi_key(w, (uintptr_t)addr, len)) {
+				if (w->users && --w->users == 0) {
+					mrfi_detach(m, w);
+					free(w);
+				}
+				break;
 			}
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
 }
 
+/*
+ * True when the key has an intact watch and no invalidated watch of the
+ * key may still back a cache entry.  A false answer makes libfabric drop
+ * the entry it checked; when the invalidated watch is the key's newest,
+ * that entry subscribed it, so one of its users is gone.  Users of older
+ * watches cannot be told apart from fresh entries: those wait for the
+ * event thread's notify().
+ */
 static bool mrfi_valid(struct fid_mem_monitor *mon, const void *addr, size_t len)
 {
 	struct mrfi_monitor *m = mrfi_of(mon);
-	bool found = false, ok = true;
+	bool intact = false, blocked = false, newest = true;
 
 	pthread_mutex_lock(&m->lock);
 	if (m->running && !m->forked) {
 		for (struct mrfi_watch *w = m->buckets[mrfi_hash(m, (uintptr_t)addr, len)];
 		     w; w = w->next) {
-			if (w->addr == (uintptr_t)addr && w->len == len) {
-				found = true;
-				ok = ok && mrfi_intact(m, w);
+			if (!mrfi_key(w, (uintptr_t)addr, len))
+				continue;
+			if (mrfi_intact(m, w)) {
+				intact = true;
+			} else if (w->users) {
+				blocked = true;
+				w->users -= newest;
 			}
+			newest = false;
 		}
 	}
-	ok = ok && found;
-	if (ok)
+	intact = intact && !blocked;
+	if (intact)
 		m->stats.valid++;
 	else
 		m->stats.invalid++;
 	pthread_mutex_unlock(&m->lock);
-	return ok;
+	return intact;
 }
 
 static void mrfi_notify(struct mrfi_monitor *m, uintptr_t start, uintptr_t end)
@@ -250,35 +278,56 @@ static void mrfi_notify(struct mrfi_monitor *m, uintptr_t start, uintptr_t end)
 		ops->notify(&m->mon, (const void *)start, end - start);
 }
 
-/* Lost events: every watch whose word is cleared goes, then is notified. */
+/*
+ * An invalidated watch is notified first and removed after: until libfabric
+ * has dropped every entry in the range, valid() must keep seeing it.
+ */
+static void mrfi_retire(struct mrfi_monitor *m, uint32_t slot, uint64_t expected,
+			uintptr_t start, uintptr_t end)
+{
+	struct mrfi_watch *w;
+
+	mrfi_notify(m, start, end);
+	pthread_mutex_lock(&m->lock);
+	w = m->by_slot[slot];
+	if (w && w->expected == expected) {
+		mrfi_detach(m, w);
+		free(w);
+	}
+	m->stats.notified++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Lost events: every watch whose word is cleared is retired. */
 static void mrfi_rescan(struct mrfi_monitor *m)
 {
-	struct mrfi_watch *gone = NULL, *w;
-
-	pthread_mutex_lock(&m->lock);
-	m->stats.overflows++;
 	for (uint32_t s = 0; s < m->nslots; s++) {
+		struct mrfi_watch *w;
+		uintptr_t addr = 0;
+		size_t len = 0;
+		uint64_t expected = 0;
+
+		pthread_mutex_lock(&m->lock);
 		w = m->by_slot[s];
 		if (w && !mrfi_intact(m, w)) {
-			mrfi_detach(m, w);
-			m->stats.notified++;
-			w->next = gone;
-			gone = w;
+			addr = w->addr;
+			len = w->len;
+			expected = w->expected;
 		}
-	}
-	pthread_mutex_unlock(&m->lock);
-	while ((w = gone)) {
-		gone = w->next;
-		mrfi_notify(m, w->addr, w->addr + w->len);
-		free(w);
+		pthread_mutex_unlock(&m->lock);
+		if (expected)
+			mrfi_retire(m, s, expected, addr, addr + len);
 	}
 }
 
 static void mrfi_event(struct mrfi_monitor *m, const struct mrmon_event *ev)
 {
-	struct mrfi_watch *w = NULL;
+	uint64_t expected = 0;
 
 	if (ev->cause == MRMON_CAUSE_OVERFLOW) {
+		pthread_mutex_lock(&m->lock);
+		m->stats.overflows++;
+		pthread_mutex_unlock(&m->lock);
 		mrfi_rescan(m);
 		return;
 	}
@@ -286,16 +335,11 @@ static void mrfi_event(struct mrfi_monitor *m, const struct mrmon_event *ev)
 	m->stats.events++;
 	/* An event of a watch already removed (unsubscribed) is dropped. */
 	if (ev->slot < m->nslots && m->by_slot[ev->slot] &&
-	    m->by_slot[ev->slot]->expected >> 1 == ev->generation) {
-		w = m->by_slot[ev->slot];
-		mrfi_detach(m, w);
-		m->stats.notified++;
-	}
+	    m->by_slot[ev->slot]->expected >> 1 == ev->generation)
+		expected = m->by_slot[ev->slot]->expected;
 	pthread_mutex_unlock(&m->lock);
-	if (w) {
-		mrfi_notify(m, ev->start, ev->end);
-		free(w);
-	}
+	if (expected)
+		mrfi_retire(m, ev->slot, expected, ev->start, ev->end);
 }
 
 static void *mrfi_thread(void *arg)

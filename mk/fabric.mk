@@ -40,5 +40,5 @@ $(BUILD)/fabric/%: tests/guest/fabric/%.c $(FABRIC_SO)
 	$(CC) $(CPPFLAGS) -Ifabric $(CFLAGS) $(FABRIC_CFLAGS) -o $@ $< \
 	  $(LDFLAGS) $(FABRIC_LINK_$*) $(FABRIC_LIBS)
 else
-$(info fabric: libfabric not found (pkg-config libfabric): libmrcache-fabric.so and its guest tests are not built)
+$(info fabric: no libfabric (pkg-config libfabric failed, or FABRIC= given): libmrcache-fabric.so and its guest tests are not built)
 endif
