@@ -280,21 +280,31 @@ static void mrfi_notify(struct mrfi_monitor *m, uintptr_t start, uintptr_t end)
 
 /*
  * An invalidated watch is notified first and removed after: until libfabric
- * has dropped every entry in the range, valid() must keep seeing it.
+ * has dropped every entry in the range, valid() must keep seeing it.  A
+ * watch without users is removed unnotified: its entries are gone, and a
+ * late notify() would drop the fresh registration of a remap at the same
+ * address (notify works by address).
  */
 static void mrfi_retire(struct mrfi_monitor *m, uint32_t slot, uint64_t expected,
 			uintptr_t start, uintptr_t end)
 {
 	struct mrfi_watch *w;
+	bool backed;
 
-	mrfi_notify(m, start, end);
+	pthread_mutex_lock(&m->lock);
+	w = m->by_slot[slot];
+	/* An invalidated watch gains no users: subscribe shares intact ones. */
+	backed = w && w->expected == expected && w->users;
+	pthread_mutex_unlock(&m->lock);
+	if (backed)
+		mrfi_notify(m, start, end);
 	pthread_mutex_lock(&m->lock);
 	w = m->by_slot[slot];
 	if (w && w->expected == expected) {
 		mrfi_detach(m, w);
 		free(w);
 	}
-	m->stats.notified++;
+	m->stats.notified += backed;
 	pthread_mutex_unlock(&m->lock);
 }
 
