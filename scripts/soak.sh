@@ -18,14 +18,14 @@ while getopts b:m:M: o; do
 done
 prog=$build/tests/test-stress-remap
 [ -x "$prog" ] || { echo "soak: $prog not built (make BUILD=$build tests)" >&2; exit 2; }
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+log=$(mktemp) errlog=$(mktemp)
+trap 'rm -f "$log" "$errlog"' EXIT
 end=$(( $(date +%s) + minutes * 60 ))
 runs=0 failed=0
 while [ "$(date +%s)" -lt "$end" ]; do
 	for m in $monitors; do
 		# The program always runs `none` first, then MRCACHE_MONITOR.
-		MRCACHE_MONITOR=$m "$prog" >>"$log" 2>/dev/null || failed=$((failed + 1))
+		MRCACHE_MONITOR=$m "$prog" >>"$log" 2>>"$errlog" || failed=$((failed + 1))
 		runs=$((runs + 1))
 	done
 done
@@ -40,4 +40,6 @@ END {
 }' "$log" | sort
 bad=$(awk '$2 ~ /^[0-9]+$/ && $3 == "replacements," && (($1 != "none" && $(NF-3) > 0) || $(NF-1) > 0) { b++ }
 	$1 == "none" && $3 == "replacements," && $(NF-3) == 0 { b++ } END { print b + 0 }' "$log")
+# What the failed runs said (a monitor that cannot start is not an error).
+grep -v 'cannot start' "$errlog" | sort | uniq -c | sed 's/^/stderr: /' | head -20
 [ "$failed" = 0 ] && [ "$bad" = 0 ]
