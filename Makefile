@@ -49,6 +49,16 @@ LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_SO      := $(BUILD)/libmrcache.so.$(SOVERSION)
 LIB_A       := $(BUILD)/libmrcache.a
 
+# The hooks monitor's interposed libc calls: a library of their own, so
+# that linking libmrcache does not replace munmap/free for the whole
+# program (that breaks other hook owners, such as UCX's).
+HOOKS_SRC   := $(sort $(wildcard hooks/*.c))
+HOOKS_OBJ   := $(HOOKS_SRC:%.c=$(BUILD)/%.o)
+HOOKS_SO    := $(BUILD)/libmrcache-hooks.so.$(SOVERSION)
+HOOKS_A     := $(BUILD)/libmrcache-hooks.a
+# A static link must take every interposer, wanted or not yet referenced.
+HOOKS_LINK  := -Wl,--whole-archive $(HOOKS_A) -Wl,--no-whole-archive
+
 TESTUTIL_SRC := $(sort $(wildcard tests/util/*.c))
 TESTUTIL_OBJ := $(TESTUTIL_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC    := $(sort $(wildcard tests/test-*.c))
@@ -60,7 +70,7 @@ TOOL_BIN    := $(TOOL_NAMES:%=$(BUILD)/tools/%)
 
 .PHONY: all lib tests tools check check-host install uninstall clean deps demo bench
 all: lib tests tools $(TOOLS_EXTRA)
-lib: $(LIB_SO) $(LIB_A) $(BUILD)/mrcache.pc
+lib: $(LIB_SO) $(LIB_A) $(HOOKS_SO) $(HOOKS_A) $(BUILD)/mrcache.pc
 tests: $(TEST_BIN)
 tools: $(TOOL_BIN)
 
@@ -77,21 +87,32 @@ $(LIB_A): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+$(HOOKS_SO): $(HOOKS_OBJ) hooks/libmrcache-hooks.map $(LIB_SO)
+	$(CC) -shared -Wl,-soname,libmrcache-hooks.so.$(SOVERSION) \
+	  -Wl,--version-script=hooks/libmrcache-hooks.map $(LDFLAGS) -o $@ $(HOOKS_OBJ) \
+	  -L$(BUILD) -lmrcache -ldl
+	ln -sf libmrcache-hooks.so.$(SOVERSION) $(BUILD)/libmrcache-hooks.so
+
+$(HOOKS_A): $(HOOKS_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
 $(BUILD)/mrcache.pc: mrcache.pc.in Makefile
 	@mkdir -p $(BUILD)
 	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
 	    -e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
 
-$(BUILD)/tests/%: tests/%.c $(TESTUTIL_OBJ) $(LIB_A)
+# Tests and tools link the hooks library too, so that every monitor runs.
+$(BUILD)/tests/%: tests/%.c $(TESTUTIL_OBJ) $(HOOKS_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/util $(CFLAGS) $(LIB_CFLAGS) -o $@ $< $(TESTUTIL_OBJ) $(LIB_A) $(LDFLAGS) $(LIB_LIBS)
+	$(CC) $(CPPFLAGS) -Itests/util $(CFLAGS) $(LIB_CFLAGS) -o $@ $< $(TESTUTIL_OBJ) $(HOOKS_LINK) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) -ldl
 
 .SECONDEXPANSION:
-$(BUILD)/tools/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(LIB_A)
+$(BUILD)/tools/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(HOOKS_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itools/$* $(CFLAGS) $(LIB_CFLAGS) $(TOOL_CFLAGS_$*) -o $@ \
-	  $(filter %.c,$^) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) $(TOOL_LIBS_$*)
+	  $(filter %.c,$^) $(HOOKS_LINK) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) $(TOOL_LIBS_$*) -ldl
 
 deps:
 	@bash scripts/deps.sh
@@ -119,6 +140,9 @@ install: lib
 	install -m 755 $(LIB_SO) $(DESTDIR)$(libdir)/libmrcache.so.$(SOVERSION)
 	ln -sf libmrcache.so.$(SOVERSION) $(DESTDIR)$(libdir)/libmrcache.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(libdir)/libmrcache.a
+	install -m 755 $(HOOKS_SO) $(DESTDIR)$(libdir)/libmrcache-hooks.so.$(SOVERSION)
+	ln -sf libmrcache-hooks.so.$(SOVERSION) $(DESTDIR)$(libdir)/libmrcache-hooks.so
+	install -m 644 $(HOOKS_A) $(DESTDIR)$(libdir)/libmrcache-hooks.a
 	install -m 644 include/mrcache.h $(DESTDIR)$(includedir)/mrcache.h
 	install -d $(DESTDIR)$(includedir)/linux
 	install -m 644 include/uapi/linux/*.h $(DESTDIR)$(includedir)/linux/ 2>/dev/null || true
@@ -127,9 +151,10 @@ install: lib
 
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/libmrcache.so* $(DESTDIR)$(libdir)/libmrcache.a \
+	  $(DESTDIR)$(libdir)/libmrcache-hooks.so* $(DESTDIR)$(libdir)/libmrcache-hooks.a \
 	  $(DESTDIR)$(includedir)/mrcache.h $(DESTDIR)$(pkgconfigdir)/mrcache.pc
 
 clean:
 	rm -rf build build-asan build-tsan $(CLEAN_EXTRA)
 
--include $(LIB_OBJ:.o=.d) $(TESTUTIL_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(HOOKS_OBJ:.o=.d) $(TESTUTIL_OBJ:.o=.d)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hooks.h - what the interposed unmapping calls (hooks_intercept.c,
- * hooks_malloc.c) share with the monitors that use them.
+ * hooks.h - what the interposed unmapping calls (hooks/intercept.c,
+ * hooks/malloc.c) share with the monitors that use them.
  *
  * libmrcache defines munmap, mremap, madvise, mmap, brk, sbrk, shmat,
  * shmdt, free, realloc, reallocarray and malloc_trim.  Each forwards to the
@@ -60,7 +60,7 @@ static inline void hooks_report(uintptr_t start, uintptr_t end,
  * -ENOTSUP (checked once, monitor_hooks.c). */
 int hooks_interposed(void);
 
-/* The free() side: decode glibc's chunk header (hooks_malloc.c). */
+/* The free() side: decode glibc's chunk header (hooks/malloc.c). */
 int hooks_malloc_is_glibc(void);
 /* Record the main heap's extent: its start (0 if unknown) and the current
  * break.  Called at start and at every watch, so that every registration

@@ -3,7 +3,15 @@
 #include <errno.h>
 #include <sched.h>
 #include <unistd.h>
-#include "hooks_fanout.h"
+#include "hooks.h"
+
+/* State shared by the monitors (here, in libmrcache) and the interposed
+ * calls (hooks/, in libmrcache-hooks), which reach it through
+ * libmrcache's MRCACHE_PRIVATE symbols. */
+struct hooks_fanout hooks_caches;
+struct hooks_fanout hooks_uffd_caches;
+int hooks_probing;
+unsigned hooks_probe_hits;
 
 int hooks_fanout_add(struct hooks_fanout *f, struct mrcache *cache)
 {

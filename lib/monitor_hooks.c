@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * monitor_hooks.c - the hooks monitor: libmrcache's own definitions of the
- * unmapping calls (hooks_intercept.c) and of free/realloc/malloc_trim
- * (hooks_malloc.c) report to every cache in hooks_caches.
+ * unmapping calls (hooks/intercept.c) and of free/realloc/malloc_trim
+ * (hooks/malloc.c) report to every cache in hooks_caches.
  *
  * Starting it is one atomic store into that table: nothing is patched, so
  * it is safe while other threads run.  A start first checks that calls
@@ -25,6 +25,17 @@
 #include <unistd.h>
 #include "cache.h"
 #include "hooks.h"
+
+/* Defined by libmrcache-hooks (hooks/malloc.c), which a program links or
+ * preloads to use this monitor: weak, so libmrcache works without it. */
+#pragma weak hooks_malloc_is_glibc
+#pragma weak hooks_malloc_note_heap
+
+static void note_heap(uintptr_t heap_lo)
+{
+	if (hooks_malloc_note_heap)
+		hooks_malloc_note_heap(heap_lo);
+}
 
 static uint64_t hooks_generation;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -81,11 +92,11 @@ static void probe(void)
 	if (__atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST) == before)
 		mrc_log(1, "monitor hooks: free() does not reach libmrcache: "
 			"blocks glibc unmaps inside free() are not seen");
-	else if (!hooks_malloc_is_glibc())
+	else if (!hooks_malloc_is_glibc || !hooks_malloc_is_glibc())
 		mrc_log(1, "monitor hooks: the allocator is not glibc's: only "
 			"its munmap/madvise calls through the PLT are seen");
 	__atomic_store_n(&hooks_probing, 0, __ATOMIC_SEQ_CST);
-	hooks_malloc_note_heap(brk_heap_start());
+	note_heap(brk_heap_start());
 }
 
 int hooks_interposed(void)
@@ -100,9 +111,10 @@ static int hooks_start(struct mrcache *cache, struct mrc_monitor **out)
 
 	if (hooks_interposed()) {
 		mrc_log(cache->cfg.monitor == MRCACHE_MONITOR_HOOKS ? 0 : 1,
-			"monitor hooks: munmap() does not reach libmrcache "
-			"(libmrcache was dlopen()ed, or libc precedes it in the lookup "
-			"order: link the program with -lmrcache, or LD_PRELOAD it)");
+			"monitor hooks: munmap() does not reach libmrcache-hooks "
+			"(link the program with -lmrcache-hooks before -lmrcache, or "
+			"LD_PRELOAD libmrcache-hooks.so; a dlopen()ed copy cannot "
+			"interpose)");
 		return probe_result;
 	}
 	m = calloc(1, sizeof(*m));
@@ -131,7 +143,7 @@ static int hooks_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 {
 	uint64_t gen = __atomic_add_fetch(&hooks_generation, 1, __ATOMIC_RELAXED);
 
-	hooks_malloc_note_heap(0);
+	note_heap(0);
 	w->expected = MRC_WORD(gen);
 	w->token = 0;
 	w->word = &w->local;

@@ -19,10 +19,10 @@ guest-tests: $(GUEST_TEST_BIN) $(GUEST_BENCH_BIN)
 
 # (LIB_A and TESTUTIL_OBJ are defined after the fragments: spell them out.)
 $(BUILD)/guest-tests/%: tests/guest/%.c $(wildcard tests/guest/*.h) \
-  $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/util/*.c)) $(BUILD)/libmrcache.a
+  $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/util/*.c)) $(BUILD)/libmrcache-hooks.a $(BUILD)/libmrcache.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/util -Itests/guest $(CFLAGS) $(LIB_CFLAGS) -o $@ $< \
-	  $(TESTUTIL_OBJ) $(LIB_A) $(LDFLAGS) $(LIB_LIBS)
+	  $(TESTUTIL_OBJ) $(HOOKS_LINK) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) -ldl
 
 check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \

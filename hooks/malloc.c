@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hooks_malloc.c - what glibc's allocator unmaps behind the application's
+ * hooks/malloc.c - what glibc's allocator unmaps behind the application's
  * back: free() of an mmapped block, heap trimming by free(), realloc() and
  * malloc_trim().  glibc does it through internal aliases (__munmap,
  * __madvise, __sbrk) that no interposed munmap can see, so libmrcache
@@ -20,7 +20,7 @@
  * Chunks are decoded only when the next free() is glibc's own.  With
  * another allocator (a sanitizer's, jemalloc...) free() and realloc()
  * report the pages wholly inside the block given back, and what that
- * allocator unmaps through the PLT is seen by hooks_intercept.c.  The
+ * allocator unmaps through the PLT is seen by hooks/intercept.c.  The
  * definitions are weak so a fully static link against glibc keeps glibc's
  * (and loses this part; docs/monitors.md).
  */

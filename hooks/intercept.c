@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hooks_intercept.c - libmrcache's own munmap, mremap, madvise, mmap, brk,
+ * hooks/intercept.c - libmrcache's own munmap, mremap, madvise, mmap, brk,
  * sbrk, shmat and shmdt (see hooks.h and docs/monitors.md).
  *
  * Symbol interposition, not code patching: these definitions are in place
@@ -9,7 +9,7 @@
  * hooks_caches).  Each call reports after the real call returns; it also
  * reports before, which only narrows the window in which a concurrent get
  * may still hit the registration being unmapped.  Raw syscall(2) and
- * glibc-internal calls do not come through here (hooks_malloc.c covers
+ * glibc-internal calls do not come through here (hooks/malloc.c covers
  * what glibc's allocator unmaps).
  */
 #include <dlfcn.h>
@@ -34,11 +34,6 @@
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
-
-struct hooks_fanout hooks_caches;
-struct hooks_fanout hooks_uffd_caches;
-int hooks_probing;
-unsigned hooks_probe_hits;
 
 void *hooks_next(void **slot, const char *name)
 {
