@@ -510,25 +510,57 @@ static int mrfi_fid_close(struct fid *fid)
 /*
  * A forked child shares nothing with the module (calls fail with EPERM,
  * the word map is not inherited): from then on the monitor refuses
- * subscribes and every hit misses, so libfabric registers uncached.
+ * subscribes and every hit misses, so libfabric registers uncached.  The
+ * locks are taken around fork() so that the child's copies are free.
  */
 static struct mrfi_monitor *mrfi_all[8];
 
-static void mrfi_atfork_child(void)
+static void mrfi_atfork_each(void (*fn)(struct mrfi_monitor *m))
 {
 	for (size_t i = 0; i < sizeof(mrfi_all) / sizeof(mrfi_all[0]); i++) {
 		struct mrfi_monitor *m = __atomic_load_n(&mrfi_all[i], __ATOMIC_ACQUIRE);
 
 		if (m)
-			m->forked = true;
+			fn(m);
 	}
+}
+
+static void mrfi_lock(struct mrfi_monitor *m)
+{
+	pthread_mutex_lock(&m->lock);
+}
+
+static void mrfi_unlock(struct mrfi_monitor *m)
+{
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void mrfi_orphan(struct mrfi_monitor *m)
+{
+	m->forked = true;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void mrfi_atfork_prepare(void)
+{
+	mrfi_atfork_each(mrfi_lock);
+}
+
+static void mrfi_atfork_parent(void)
+{
+	mrfi_atfork_each(mrfi_unlock);
+}
+
+static void mrfi_atfork_child(void)
+{
+	mrfi_atfork_each(mrfi_orphan);
 }
 
 static pthread_once_t mrfi_atfork_once = PTHREAD_ONCE_INIT;
 
 static void mrfi_atfork_install(void)
 {
-	pthread_atfork(NULL, NULL, mrfi_atfork_child);
+	pthread_atfork(mrfi_atfork_prepare, mrfi_atfork_parent, mrfi_atfork_child);
 }
 
 static int mrfi_register(struct mrfi_monitor *m)

@@ -12,7 +12,9 @@
  * a remap's fresh entry); a second, untouched range stays valid and is
  * never notified (the control: the check sees only what changed);
  * a remap at the same address stays invalid until subscribed again; an
- * unknown range is never valid; fi_import accepts the monitor once.
+ * unknown range is never valid; a forked child misses and cannot
+ * subscribe while the parent's watch stays valid; fi_import accepts the
+ * monitor once.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "mrmon_fi.h"
@@ -90,6 +93,20 @@ static void *map_at(void *hint, bool fixed)
 	return p;
 }
 
+/* The child may not use the parent's watches: it misses and cannot subscribe. */
+static void check_fork(struct fid_mem_monitor *mon, char *a)
+{
+	struct fi_ops_mem_monitor *ops = mon->export_ops;
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(!ops->valid(mon, a, LEN) && ops->subscribe(mon, a, LEN) < 0 ? 0 : 1);
+	check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, "forked child: a not valid, subscribe refused");
+	check(ops->valid(mon, a, LEN), "parent: a still valid after the fork");
+}
+
 static void direct_checks(struct fid_mem_monitor *mon)
 {
 	struct fi_ops_mem_monitor *ops = mon->export_ops;
@@ -124,6 +141,7 @@ static void direct_checks(struct fid_mem_monitor *mon)
 	check(ops->valid(mon, a, LEN), "new a valid");
 	check(ops->subscribe(mon, a, LEN) == 0, "subscribe a again (shares the watch)");
 
+	check_fork(mon, a);
 	ops->unsubscribe(mon, b + 100, 200);
 	check(!ops->valid(mon, b + 100, 200), "b not valid once unsubscribed");
 	munmap(b, LEN);
