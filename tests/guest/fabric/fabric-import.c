@@ -32,18 +32,26 @@
 #define LEN (64 * 1024)
 
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static uintptr_t seen_lo = UINTPTR_MAX, seen_hi;	/* union of notified ranges */
+static struct { uintptr_t start, end; } seen[64];	/* notified ranges */
 static unsigned seen_count;
+/* While set, a notify of [held_start, held_end) waits: it holds the thread. */
+static uintptr_t held_start, held_end;
+static bool held, holding;
 
 static void test_notify(struct fid_mem_monitor *mon, const void *addr, size_t len)
 {
+	uintptr_t a = (uintptr_t)addr;
+
 	pthread_mutex_lock(&seen_lock);
-	if ((uintptr_t)addr < seen_lo)
-		seen_lo = (uintptr_t)addr;
-	if ((uintptr_t)addr + len > seen_hi)
-		seen_hi = (uintptr_t)addr + len;
-	seen_count++;
+	if (seen_count < sizeof(seen) / sizeof(seen[0]))
+		seen[seen_count++] = (typeof(seen[0])){ a, a + len };
 	pthread_mutex_unlock(&seen_lock);
+	if (a < __atomic_load_n(&held_end, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&held_start, __ATOMIC_ACQUIRE) < a + len) {
+		__atomic_store_n(&holding, true, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+			nanosleep(&(struct timespec){ .tv_nsec = 1000 * 1000 }, NULL);
+	}
 }
 
 static struct fi_ops_mem_notify notify_ops = {
@@ -61,19 +69,23 @@ static void check(bool ok, const char *what)
 
 static bool overlaps_seen(uintptr_t a, size_t len)
 {
-	bool hit;
+	bool hit = false;
 
 	pthread_mutex_lock(&seen_lock);
-	hit = seen_count && seen_lo < a + len && a < seen_hi;
+	for (unsigned i = 0; i < seen_count; i++)
+		hit = hit || (seen[i].start < a + len && a < seen[i].end);
 	pthread_mutex_unlock(&seen_lock);
 	return hit;
 }
 
-/* The thread reads the event within milliseconds; allow emulated slowness. */
+/*
+ * The thread reads the event within milliseconds; allow emulated slowness.
+ * With a 0: waits until the thread is held in notify().
+ */
 static bool wait_notified(uintptr_t a, size_t len)
 {
 	for (int i = 0; i < 500; i++) {
-		if (overlaps_seen(a, len))
+		if (a ? overlaps_seen(a, len) : __atomic_load_n(&holding, __ATOMIC_ACQUIRE))
 			return true;
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	}
@@ -111,6 +123,7 @@ static void direct_checks(struct fid_mem_monitor *mon)
 {
 	struct fi_ops_mem_monitor *ops = mon->export_ops;
 	char *a = map_at(NULL, false), *b = map_at(NULL, false), *c = map_at(NULL, false);
+	char *d = map_at(NULL, false);
 	struct mrfi_stats st;
 	int rc;
 
@@ -122,12 +135,20 @@ static void direct_checks(struct fid_mem_monitor *mon)
 	check(ops->subscribe(mon, a, LEN) == 0, "subscribe a");
 	check(ops->subscribe(mon, b + 100, 200) == 0, "subscribe an unaligned part of b");
 	check(ops->subscribe(mon, c, LEN) == 0, "subscribe c");
+	check(ops->subscribe(mon, d, LEN) == 0, "subscribe d");
 	check(ops->valid(mon, a, LEN), "a valid while intact");
 	check(ops->valid(mon, b + 100, 200), "b valid while intact");
 	check(!ops->valid(mon, a, LEN / 2), "a range never subscribed is not valid");
 
+	/* d's notify holds the event thread: a's event waits behind it. */
+	held_start = (uintptr_t)d;
+	held_end = (uintptr_t)d + LEN;
+	__atomic_store_n(&held, true, __ATOMIC_RELEASE);
+	munmap(d, LEN);
+	check(wait_notified(0, 0), "notify reported d (the thread is held there)");
 	syscall(SYS_munmap, a, LEN);
 	check(!ops->valid(mon, a, LEN), "a not valid once the raw munmap returned");
+	__atomic_store_n(&held, false, __ATOMIC_RELEASE);
 	syscall(SYS_munmap, c, LEN);
 	check(ops->valid(mon, b + 100, 200), "b (untouched) still valid");
 	/* Events are handled in order: once c is reported, a was handled. */
@@ -152,8 +173,8 @@ static void direct_checks(struct fid_mem_monitor *mon)
 	       (unsigned long long)st.valid, (unsigned long long)st.invalid,
 	       (unsigned long long)st.events, (unsigned long long)st.notified,
 	       (unsigned long long)st.live);
-	check(st.watches == 4 && st.shared == 1 && st.notified == 1 && st.live == 1,
-	      "counters: 4 watches, 1 shared, 1 notified (c), 1 live");
+	check(st.watches == 5 && st.shared == 1 && st.notified == 2 && st.live == 1,
+	      "counters: 5 watches, 1 shared, 2 notified (c, d), 1 live");
 	ops->stop(mon);
 	check(!ops->valid(mon, a, LEN), "nothing valid once stopped");
 	munmap(a, LEN);
