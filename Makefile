@@ -97,11 +97,15 @@ $(HOOKS_A): $(HOOKS_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+# Made again at install time too, so a prefix given only to `make install`
+# is the one recorded.
+PC_SED = sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
+	    -e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(LIB_LIBS)|' mrcache.pc.in
+
 $(BUILD)/mrcache.pc: mrcache.pc.in Makefile
 	@mkdir -p $(BUILD)
-	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
-	    -e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
+	$(PC_SED) > $@
 
 # Tests and tools link the hooks library too, so that every monitor runs.
 $(BUILD)/tests/%: tests/%.c $(TESTUTIL_OBJ) $(HOOKS_A) $(LIB_A)
@@ -146,7 +150,7 @@ install: lib
 	install -m 644 include/mrcache.h $(DESTDIR)$(includedir)/mrcache.h
 	install -d $(DESTDIR)$(includedir)/linux
 	install -m 644 include/uapi/linux/*.h $(DESTDIR)$(includedir)/linux/ 2>/dev/null || true
-	install -m 644 $(BUILD)/mrcache.pc $(DESTDIR)$(pkgconfigdir)/mrcache.pc
+	$(PC_SED) > $(DESTDIR)$(pkgconfigdir)/mrcache.pc
 	for t in $(wildcard $(TOOL_BIN)); do install -m 755 $$t $(DESTDIR)$(bindir)/; done
 
 uninstall:
