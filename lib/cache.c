@@ -669,22 +669,9 @@ static int flush_locked(struct mrcache *c)
 	return n;
 }
 
-int mrcache_flush(struct mrcache *c)
-{
-	int n;
-
-	if (!c)
-		return -EINVAL;
-	if (forked(c))
-		return -ECHILD;
-	pthread_mutex_lock(&c->lock);
-	mrc_cache_drain_locked(c);
-	n = flush_locked(c);
-	pthread_mutex_unlock(&c->lock);
-	return n;
-}
-
-int mrcache_progress(struct mrcache *c)
+/* The frame of a whole-cache call: checks, the lock, reclaim of what the
+ * monitor reported, then `op` if any.  Returns op's count, else drain's. */
+static int whole_cache_call(struct mrcache *c, int (*op)(struct mrcache *))
 {
 	int n;
 
@@ -694,8 +681,20 @@ int mrcache_progress(struct mrcache *c)
 		return -ECHILD;
 	pthread_mutex_lock(&c->lock);
 	n = mrc_cache_drain_locked(c);
+	if (op)
+		n = op(c);
 	pthread_mutex_unlock(&c->lock);
 	return n;
+}
+
+int mrcache_flush(struct mrcache *c)
+{
+	return whole_cache_call(c, flush_locked);
+}
+
+int mrcache_progress(struct mrcache *c)
+{
+	return whole_cache_call(c, NULL);
 }
 
 /* --- create/destroy --- */
