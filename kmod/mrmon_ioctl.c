@@ -82,7 +82,8 @@ static int mrmon_map_alloc(struct mrmon_ctx *ctx, u32 nslots)
 	unsigned int i;
 
 	ctx->npages = 1 + DIV_ROUND_UP((size_t)nslots * sizeof(u64), PAGE_SIZE);
-	ctx->pages = kvcalloc(ctx->npages, sizeof(*ctx->pages), GFP_KERNEL_ACCOUNT);
+	ctx->pages = kvcalloc(ctx->npages, sizeof(*ctx->pages),
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ctx->pages)
 		return -ENOMEM;
 	for (i = 0; i < ctx->npages; i++) {
@@ -117,8 +118,11 @@ static long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 		return -EBUSY;
 
 	ret = -ENOMEM;
-	ctx->slots = kvcalloc(su.nslots, sizeof(*ctx->slots), GFP_KERNEL_ACCOUNT);
-	ctx->ring = kvcalloc(su.nevents, sizeof(*ctx->ring), GFP_KERNEL_ACCOUNT);
+	/* Sized by the caller: a failure is its -ENOMEM, not a kernel splat. */
+	ctx->slots = kvcalloc(su.nslots, sizeof(*ctx->slots),
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	ctx->ring = kvcalloc(su.nevents, sizeof(*ctx->ring),
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ctx->slots || !ctx->ring)
 		goto fail;
 	ret = mrmon_map_alloc(ctx, su.nslots);

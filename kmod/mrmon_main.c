@@ -14,17 +14,48 @@
 #include <linux/uaccess.h>
 #include "mrmon.h"
 
-unsigned int mrmon_max_slots = 1u << 20;
-module_param_named(max_slots, mrmon_max_slots, uint, 0644);
-MODULE_PARM_DESC(max_slots, "Largest number of watches per descriptor");
+/*
+ * The limits are bounded even for root: past these ceilings a SETUP's
+ * arrays would exceed what kvcalloc() accepts (it warns past INT_MAX
+ * bytes), and one invalidation's work grows with the watches it covers.
+ */
+#define MRMON_SLOTS_CEILING	(1u << 21)
+#define MRMON_EVENTS_CEILING	(1u << 20)
+#define MRMON_BATCH_CEILING	(1u << 16)
 
-unsigned int mrmon_max_events = 1u << 16;
-module_param_named(max_events, mrmon_max_events, uint, 0644);
-MODULE_PARM_DESC(max_events, "Largest event queue per descriptor");
+static int mrmon_param_set(const char *val, const struct kernel_param *kp,
+			   unsigned int ceiling)
+{
+	unsigned int v;
+	int rc = kstrtouint(val, 0, &v);
 
-unsigned int mrmon_max_batch = 1024;
-module_param_named(max_batch, mrmon_max_batch, uint, 0644);
-MODULE_PARM_DESC(max_batch, "Largest WATCH/UNWATCH batch");
+	if (rc)
+		return rc;
+	if (!v || v > ceiling)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+#define MRMON_BOUNDED_PARAM(name, var, init, ceiling, desc)			\
+	unsigned int var = init;						\
+	static int var##_set(const char *val, const struct kernel_param *kp)	\
+	{									\
+		return mrmon_param_set(val, kp, ceiling);			\
+	}									\
+	static const struct kernel_param_ops var##_ops = {			\
+		.set = var##_set,						\
+		.get = param_get_uint,						\
+	};									\
+	module_param_cb(name, &var##_ops, &var, 0644);				\
+	MODULE_PARM_DESC(name, desc " (1.." #ceiling ")")
+
+MRMON_BOUNDED_PARAM(max_slots, mrmon_max_slots, 1u << 20, MRMON_SLOTS_CEILING,
+		    "Largest number of watches per descriptor");
+MRMON_BOUNDED_PARAM(max_events, mrmon_max_events, 1u << 16, MRMON_EVENTS_CEILING,
+		    "Largest event queue per descriptor");
+MRMON_BOUNDED_PARAM(max_batch, mrmon_max_batch, 1024, MRMON_BATCH_CEILING,
+		    "Largest WATCH/UNWATCH batch");
 
 static int mrmon_open(struct inode *inode, struct file *file)
 {
