@@ -3,6 +3,9 @@
 # Component fragments live in mk/*.mk; each owns its targets and may add to
 # LIB_CFLAGS, LIB_LIBS, CHECK_SUITES, TOOLS_EXTRA and CLEAN_EXTRA.
 
+# The fragments' rules come before `all:`; a bare `make` must still build.
+.DEFAULT_GOAL := all
+
 prefix      ?= /usr/local
 libdir      ?= $(prefix)/lib
 includedir  ?= $(prefix)/include
