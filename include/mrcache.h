@@ -124,6 +124,9 @@ int mrcache_destroy(struct mrcache *cache);
  */
 int mrcache_get(struct mrcache *cache, const void *addr, size_t len,
 		unsigned access, struct mrcache_region **out);
+/* Drop the reference a get returned.  -EINVAL, and nothing changes, when
+ * `region` is not one this cache handed out (another cache's region, or
+ * no region at all) or is not held. */
 int mrcache_put(struct mrcache *cache, struct mrcache_region *region);
 
 void *mrcache_region_addr(const struct mrcache_region *region);

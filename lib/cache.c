@@ -46,8 +46,10 @@ static struct mrcache_region *region_alloc(struct mrcache *c)
 		if (!slab)
 			return NULL;
 		memset(slab, 0, sizeof(*slab));
-		slab->next = c->slabs;
-		c->slabs = slab;
+		if (mrc_slabset_add(&c->slabs, slab)) {
+			free(slab);
+			return NULL;
+		}
 		for (int i = (int)REGION_SLAB_REGIONS - 1; i >= 0; i--) {
 			r = &slab->hot[i];
 			r->refstate = REF_DEAD | REF_RECLAIMED;
@@ -76,13 +78,15 @@ static void region_free(struct mrcache *c, struct mrcache_region *r)
 	c->free_regions = r;
 }
 
+/* A slot of one of this cache's slabs?  Never dereferences r: it may be
+ * anything a caller passed (another cache's region, garbage). */
 int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r)
 {
-	for (const struct mrc_slab *s = c->slabs; s; s = s->next)
-		if (r >= &s->hot[0] && r < &s->hot[REGION_SLAB_REGIONS] &&
-		    ((uintptr_t)r - (uintptr_t)&s->hot[0]) % sizeof(*r) == 0)
-			return 1;
-	return 0;
+	const struct mrc_slab *s = region_slab(r);
+	uintptr_t off = (uintptr_t)r - (uintptr_t)s;
+
+	return off < sizeof(s->hot) && off % sizeof(*r) == 0 &&
+	       mrc_slabset_has(&c->slabs, s);
 }
 
 static void region_set_range(struct mrcache_region *r, uintptr_t start,
@@ -592,6 +596,10 @@ int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 		return -EINVAL;
 	if (forked(c))
 		return -ECHILD;
+	if (!mrc_region_is_ours(c, r)) {
+		mrc_log(0, "mrcache_put of a region this cache did not hand out");
+		return -EINVAL;
+	}
 	region_touch(c, r);
 	rc = region_unref(c, r);
 	/* Reclaim what the monitor invalidated, unless someone else is. */
@@ -701,12 +709,7 @@ int mrcache_progress(struct mrcache *c)
 
 static void cache_free(struct mrcache *c)
 {
-	while (c->slabs) {
-		struct mrc_slab *s = c->slabs;
-
-		c->slabs = s->next;
-		free(s);
-	}
+	mrc_slabset_fini(&c->slabs, free);
 	mrc_lru_fini(&c->lru);
 	mrc_index_destroy(c->index);
 	pthread_spin_destroy(&c->events_lock);

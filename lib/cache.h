@@ -10,6 +10,7 @@
 #include "lru.h"
 #include "monitor.h"
 #include "region.h"
+#include "slabset.h"
 
 /* Per-thread stripes for what the hit path writes, so two threads hitting
  * the cache never write the same cache line.  A thread owns stripe (its
@@ -52,7 +53,7 @@ struct mrcache {
 	 * path or by mrc_cache_unmapped(). */
 	pthread_mutex_t lock;
 	struct mrc_lru lru;
-	struct mrc_slab *slabs;
+	struct mrc_slabset slabs;		/* adds under the lock; reads anywhere */
 	struct mrcache_region *free_regions;	/* linked through cold reg.handle */
 	uint64_t nregions, nbytes;
 	uint64_t outstanding_uncached;

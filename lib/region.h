@@ -56,14 +56,15 @@ struct region_cold {
 	uint16_t cause;			/* why it died */
 };
 
-#define REGION_SLAB_REGIONS ((REGION_SLAB_BYTES - 64) / \
+#define REGION_SLAB_REGIONS (REGION_SLAB_BYTES / \
 			     (sizeof(struct mrcache_region) + sizeof(struct region_cold)))
 
+/* No header: the cache's slabset (slabset.h) knows its slabs. */
 struct mrc_slab {
-	struct mrc_slab *next;
-	struct mrcache_region hot[REGION_SLAB_REGIONS] __attribute__((aligned(64)));
+	struct mrcache_region hot[REGION_SLAB_REGIONS];
 	struct region_cold cold[REGION_SLAB_REGIONS];
 };
+_Static_assert(sizeof(struct mrc_slab) <= REGION_SLAB_BYTES, "a slab fits its alignment");
 
 static inline struct mrc_slab *region_slab(const struct mrcache_region *r)
 {
