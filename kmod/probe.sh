@@ -7,6 +7,9 @@
 #   probe.sh KDIR SRCDIR OUT
 set -eu
 kdir=$1 src=$2 out=$3
+mkdir -p "$out"
+# Kbuild resolves a relative M= against the kernel tree: make it absolute.
+out=$(cd "$out" && pwd)
 pdir=$out/probes
 rm -rf "$pdir"
 mkdir -p "$pdir"
