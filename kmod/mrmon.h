@@ -2,68 +2,84 @@
 /*
  * mrmon.h - module-internal declarations.
  *
- * One context per open descriptor, bound to the opener's mm.  Locks:
+ * One context per open descriptor, bound to the opener's mm, and one
+ * struct mrmon_watch per watched range.  Locks, outermost first:
  *
- *   ctx->mutex  (sleeping) serialises SETUP, WATCH and UNWATCH: slot
- *               allocation, the free list, the generation counter.  It may
- *               be held across copy_from_user, allocation and
- *               mmu_interval_notifier_insert/remove (which take mmap_lock
- *               or wait for invalidations); the notifier never takes it,
- *               and no path takes it with mmap_lock held (mmap takes no
- *               context lock at all).
+ *   ctx->mutex  (sleeping) serialises SETUP, WATCH, UNWATCH and
+ *               REVALIDATE: the slot table, the generation counter, the
+ *               memory charge.  Held across copy_from_user, allocation,
+ *               mmu_interval_notifier_insert/remove and mmap_read_lock
+ *               (REVALIDATE's page-table snapshot); the notifier never
+ *               takes it, and no path takes it with mmap_lock held (mmap
+ *               and the map's fault handler take no context lock).
+ *   mmap_lock   (the mm's) taken for reading inside ctx->mutex only, by
+ *               the snapshots of mrmon_snapshot.c.
  *   ctx->lock   (spinlock, leaf) guards the words, the header counters,
- *               the event ring, the overflow flag and every slot's PFN
- *               snapshot.  Taken by the notifier callback; never held
- *               across anything that sleeps, allocates or takes mmap_lock.
+ *               the event ring, the overflow flag, and each watch's gen
+ *               and changed fields.  Taken by the notifier callback; never
+ *               held across anything that sleeps, allocates or takes
+ *               mmap_lock.
  */
 #ifndef MRMON_INTERNAL_H
 #define MRMON_INTERNAL_H
 
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
+#include <linux/sched/user.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
 #include <uapi/linux/mrmon.h>
 #include "mrmon_probes.h"
 
-#define MRMON_SLOT_NONE		((u32)~0u)
-/* PFN runs a slot remembers across a CLEAR (see mrmon_pfn.c). */
-#define MRMON_PFN_RUNS		4
-/* Concurrent CLEARs a slot can wait for; one more invalidates it. */
-#define MRMON_CLEAR_INFLIGHT	4
+#if BITS_PER_LONG != 64
+#error "mrmon needs a 64-bit kernel: user space loads each 64-bit word in one access"
+#endif
 
-struct mrmon_ctx;
-struct mrmon_mm_hook;
-
-struct mrmon_pfn_run {
-	unsigned long addr;	/* first page of the run */
-	unsigned long pfn;	/* its PFN; the run is contiguous */
-	unsigned long npages;
-};
-
-struct mrmon_slot {
-	struct mmu_interval_notifier sub;	/* inserted while in use */
+/*
+ * One watched range.  Allocated by WATCH, freed by UNWATCH or close; a
+ * slot without a watch costs only its word.
+ */
+struct mrmon_watch {
+	struct mmu_interval_notifier sub;	/* inserted while it lives */
 	struct mrmon_ctx *ctx;
-	/* Set under ctx->mutex before the notifier is inserted and not
-	 * changed until it is removed: the callback reads them freely. */
-	unsigned long start, end;
-	u64 cookie;
-	u64 gen;
-	u32 next_free;		/* free list, under ctx->mutex */
-	bool in_use;		/* under ctx->mutex */
-	/* CLEARs in flight over this slot, by the identity of their range
-	 * (the same object reaches invalidate_range_end), and the PFNs of
-	 * [snap_start, snap_end) seen when the first began (ctx->lock). */
-	unsigned int clear_inflight;
-	const struct mmu_notifier_range *inflight[MRMON_CLEAR_INFLIGHT];
-	unsigned long snap_start, snap_end;
-	unsigned int nruns;
-	struct mrmon_pfn_run runs[MRMON_PFN_RUNS];
-	struct list_head suspect;	/* on ctx->suspects, under ctx->lock */
+	u64 cookie;		/* set before insert, then immutable */
+	u64 gen;		/* written under ctx->mutex and ctx->lock */
+	u64 fingerprint;	/* the pages at WATCH (mrmon_snapshot.c) */
+	u32 slot;
+	bool has_snapshot;	/* fingerprint valid; under ctx->mutex */
+	bool changed;		/* saw an event REVALIDATE cannot undo;
+				   under ctx->lock */
 };
+
+static inline unsigned long mrmon_watch_start(const struct mrmon_watch *w)
+{
+	return w->sub.interval_tree.start;
+}
+
+static inline unsigned long mrmon_watch_end(const struct mrmon_watch *w)
+{
+	return w->sub.interval_tree.last + 1;
+}
+
+static inline u64 mrmon_word_of(u64 gen)
+{
+	return gen << 1 | MRMON_WORD_VALID;
+}
+
+/* Reserved fields must be zero. */
+static inline bool mrmon_zero(const u64 *v, unsigned int n)
+{
+	while (n--)
+		if (v[n])
+			return false;
+	return true;
+}
 
 struct mrmon_ctx {
 	struct mm_struct *mm;		/* the opener's; mmgrab()bed */
+	struct user_struct *user;	/* the opener's; charged (mrmon_charge.c) */
+	bool unlimited;			/* opener had CAP_IPC_LOCK */
 	struct mutex mutex;
 	spinlock_t lock;
 	wait_queue_head_t wq;		/* readers and pollers */
@@ -72,7 +88,6 @@ struct mrmon_ctx {
 	 * with an acquire load first. */
 	int setup_done;
 	u32 nslots, nevents;
-	struct mrmon_slot *slots;
 	struct page **pages;		/* header page + words */
 	unsigned int npages;
 	void *map;			/* vmap of pages */
@@ -81,42 +96,46 @@ struct mrmon_ctx {
 	struct mrmon_event *ring;
 
 	/* Under ctx->mutex. */
-	u32 free_head;
+	struct xarray watches;		/* slot -> struct mrmon_watch */
 	u64 next_gen;
+	size_t charged_bytes;		/* what mrmon_charge() accounted */
+	unsigned long charged_pages;	/* of it, on user->locked_vm */
 
 	/* Under ctx->lock. */
 	u32 ring_head, ring_count;
 	bool overflow_unreported;
-	struct list_head suspects;	/* slots with a CLEAR in flight */
-
-	/* The PFN check's per-mm range-end hook (mrmon_pfn.c), NULL when
-	 * the check is off; ctx is on its list through hook_node. */
-	struct mrmon_mm_hook *end_hook;
-	struct list_head hook_node;
 };
 
 /* mrmon_ioctl.c */
 long mrmon_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* mrmon_setup.c */
+long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg);
 void mrmon_ctx_free(struct mrmon_ctx *ctx);
+
+/* mrmon_watch.c */
+int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r);
+int mrmon_unwatch_one(struct mrmon_ctx *ctx, const struct mrmon_unwatch_entry *e);
+int mrmon_revalidate_one(struct mrmon_ctx *ctx, struct mrmon_unwatch_entry *e);
+void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected);
+void mrmon_watches_free(struct mrmon_ctx *ctx);
+int mrmon_watch_cache_init(void);
+void mrmon_watch_cache_exit(void);
+
+/* mrmon_snapshot.c */
+void mrmon_snapshot_key_init(void);
+int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, u64 *fingerprint);
 
 /* mrmon_notify.c */
 extern const struct mmu_interval_notifier_ops mrmon_interval_ops;
-bool mrmon_word_clear_locked(struct mrmon_ctx *ctx, struct mrmon_slot *slot,
-			     unsigned long start, unsigned long end, u32 cause);
-void mrmon_slot_suspect_drop(struct mrmon_slot *slot);
-void mrmon_slot_invalidate(struct mrmon_ctx *ctx, struct mrmon_slot *slot,
-			   unsigned long start, unsigned long end, u32 cause);
+bool mrmon_events_ready(struct mrmon_ctx *ctx);
 bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev);
 void mrmon_event_unpop_lost(struct mrmon_ctx *ctx);
-bool mrmon_events_ready(struct mrmon_ctx *ctx);
 
-/* mrmon_pfn.c */
-extern bool mrmon_pfn_check;
-int mrmon_pfn_hook_add(struct mrmon_ctx *ctx);
-void mrmon_pfn_hook_del(struct mrmon_ctx *ctx);
-bool mrmon_pfn_clear_begin(struct mrmon_ctx *ctx, struct mrmon_slot *slot,
-			   const struct mmu_notifier_range *range);
-void mrmon_pfn_exit(void);
+/* mrmon_charge.c */
+int mrmon_charge(struct mrmon_ctx *ctx, size_t bytes);
+void mrmon_uncharge(struct mrmon_ctx *ctx, size_t bytes);
+void mrmon_uncharge_all(struct mrmon_ctx *ctx);
 
 /* mrmon_main.c: limits (module parameters) */
 extern unsigned int mrmon_max_slots, mrmon_max_events, mrmon_max_batch;

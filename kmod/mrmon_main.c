@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mrmon_main.c - /dev/mrmon: module parameters, open/release, mmap,
- * read and poll.  The ABI is include/uapi/linux/mrmon.h (docs/abi.md);
- * the design is docs/mrmon.md.
+ * mrmon_main.c - /dev/mrmon: module parameters, open/release, the shared
+ * map (mmap and its fault handler), read and poll.  The ABI is
+ * include/uapi/linux/mrmon.h (docs/abi.md); the design is docs/mrmon.md.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -17,7 +19,8 @@
 /*
  * The limits are bounded even for root: past these ceilings a SETUP's
  * arrays would exceed what kvcalloc() accepts (it warns past INT_MAX
- * bytes), and one invalidation's work grows with the watches it covers.
+ * bytes).  Every descriptor's memory is also charged to its user
+ * (mrmon_charge.c), which is what bounds an unprivileged user.
  */
 #define MRMON_SLOTS_CEILING	(1u << 21)
 #define MRMON_EVENTS_CEILING	(1u << 20)
@@ -50,12 +53,12 @@ static int mrmon_param_set(const char *val, const struct kernel_param *kp,
 	module_param_cb(name, &var##_ops, &var, 0644);				\
 	MODULE_PARM_DESC(name, desc " (1.." #ceiling ")")
 
-MRMON_BOUNDED_PARAM(max_slots, mrmon_max_slots, 1u << 20, MRMON_SLOTS_CEILING,
+MRMON_BOUNDED_PARAM(max_slots, mrmon_max_slots, 1u << 16, MRMON_SLOTS_CEILING,
 		    "Largest number of watches per descriptor");
 MRMON_BOUNDED_PARAM(max_events, mrmon_max_events, 1u << 16, MRMON_EVENTS_CEILING,
 		    "Largest event queue per descriptor");
 MRMON_BOUNDED_PARAM(max_batch, mrmon_max_batch, 1024, MRMON_BATCH_CEILING,
-		    "Largest WATCH/UNWATCH batch");
+		    "Largest WATCH/UNWATCH/REVALIDATE batch");
 
 static int mrmon_open(struct inode *inode, struct file *file)
 {
@@ -68,10 +71,12 @@ static int mrmon_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
+	ctx->user = get_current_user();
+	ctx->unlimited = capable(CAP_IPC_LOCK);
 	mutex_init(&ctx->mutex);
 	spin_lock_init(&ctx->lock);
 	init_waitqueue_head(&ctx->wq);
-	INIT_LIST_HEAD(&ctx->suspects);
+	xa_init_flags(&ctx->watches, XA_FLAGS_ALLOC | XA_FLAGS_ACCOUNT);
 	file->private_data = ctx;
 	return nonseekable_open(inode, file);
 }
@@ -82,14 +87,39 @@ static int mrmon_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * The map's pages are inserted on fault, so a zap of the map
+ * (MADV_DONTNEED) only costs a fault on the next load.  The context lives
+ * as long as the VMA: the VMA holds the file.
+ */
+static vm_fault_t mrmon_map_fault(struct vm_fault *vmf)
+{
+	struct mrmon_ctx *ctx = vmf->vma->vm_file->private_data;
+
+	if (vmf->pgoff >= ctx->npages)
+		return VM_FAULT_SIGBUS;
+	vmf->page = ctx->pages[vmf->pgoff];
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct mrmon_vm_ops = {
+	.fault = mrmon_map_fault,
+};
+
+/*
+ * Read-only for good (no VM_MAYWRITE), never inherited (VM_DONTCOPY, which
+ * MADV_DOFORK cannot clear on a VM_IO mapping), never pinned or read
+ * through GUP (VM_IO), never grown, never dumped.
+ */
 static void mrmon_vma_flags(struct vm_area_struct *vma)
 {
 #ifdef MRMON_HAVE_VM_FLAGS_SET
-	vm_flags_clear(vma, VM_MAYWRITE);
-	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_mod(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
+		     VM_MAYWRITE);
 #else
 	vma->vm_flags &= ~VM_MAYWRITE;
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
 #endif
 }
 
@@ -108,7 +138,8 @@ static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
 	if (vma->vm_pgoff || vma_pages(vma) > ctx->npages)
 		return -EINVAL;
 	mrmon_vma_flags(vma);
-	return vm_map_pages(vma, ctx->pages, ctx->npages);
+	vma->vm_ops = &mrmon_vm_ops;
+	return 0;
 }
 
 #define MRMON_READ_BATCH 8
@@ -159,16 +190,15 @@ static __poll_t mrmon_poll(struct file *file, poll_table *wait)
 	return mrmon_events_ready(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
+/* No compat_ioctl: the ABI is 64-bit only (a 32-bit caller gets ENOTTY). */
 static const struct file_operations mrmon_fops = {
 	.owner = THIS_MODULE,
 	.open = mrmon_open,
 	.release = mrmon_release,
 	.unlocked_ioctl = mrmon_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = mrmon_mmap,
 	.read = mrmon_read,
 	.poll = mrmon_poll,
-	.llseek = no_llseek,
 };
 
 static struct miscdevice mrmon_dev = {
@@ -180,13 +210,21 @@ static struct miscdevice mrmon_dev = {
 
 static int __init mrmon_init(void)
 {
-	return misc_register(&mrmon_dev);
+	int ret = mrmon_watch_cache_init();
+
+	if (ret)
+		return ret;
+	mrmon_snapshot_key_init();
+	ret = misc_register(&mrmon_dev);
+	if (ret)
+		mrmon_watch_cache_exit();
+	return ret;
 }
 
 static void __exit mrmon_exit(void)
 {
 	misc_deregister(&mrmon_dev);
-	mrmon_pfn_exit();
+	mrmon_watch_cache_exit();
 }
 
 module_init(mrmon_init);

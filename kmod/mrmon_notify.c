@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mrmon_notify.c - the invalidation callback, its event filter, and the
- * event queue it feeds.
+ * mrmon_notify.c - the invalidation callback and the event queue it feeds.
  *
  * The callback runs in whatever thread changes the page tables (the
  * munmap caller, khugepaged, kswapd), inside that change's
@@ -14,15 +13,18 @@
  *   invalidate_range_start
  *     mrmon_invalidate
  *       spin_lock(ctx->lock)
+ *       set the notifier's seq
  *       word &= ~1 (store-release)
  *       enqueue event
  *       spin_unlock
  *   zap page tables, free pages
  *   return to user                    load_acquire(word) != expected: miss
  *
- * It takes only ctx->lock (a leaf spinlock) and wakes readers; it never
- * sleeps, never allocates (the ring is allocated by SETUP) and shares no
- * lock with any path that takes mmap_lock.
+ * Its work is a constant per watch the range overlaps: one leaf spinlock,
+ * a few stores, one ring slot.  It never sleeps, allocates, or reads page
+ * tables; it shares no lock with any path that takes mmap_lock.  How many
+ * watches one range can overlap is bounded by the users' memory charge
+ * (mrmon_charge.c).
  */
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -66,6 +68,7 @@ static u32 mrmon_cause_of(enum mmu_notifier_event event)
 
 static void mrmon_header_sync(struct mrmon_ctx *ctx)
 {
+	lockdep_assert_held(&ctx->lock);
 	WRITE_ONCE(ctx->hdr->pending,
 		   ctx->ring_count + (ctx->overflow_unreported ? 1 : 0));
 }
@@ -73,6 +76,7 @@ static void mrmon_header_sync(struct mrmon_ctx *ctx)
 /* Under ctx->lock. */
 static void mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev)
 {
+	lockdep_assert_held(&ctx->lock);
 	if (ctx->ring_count == ctx->nevents) {
 		ctx->overflow_unreported = true;
 		WRITE_ONCE(ctx->hdr->overflows, ctx->hdr->overflows + 1);
@@ -86,74 +90,63 @@ static void mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev
 }
 
 /* Under ctx->lock: clear the word if it still holds this watch. */
-bool mrmon_word_clear_locked(struct mrmon_ctx *ctx,
-				    struct mrmon_slot *slot,
-				    unsigned long start, unsigned long end,
-				    u32 cause)
+static bool mrmon_word_clear_locked(struct mrmon_watch *w, unsigned long start,
+				    unsigned long end, u32 cause)
 {
-	u32 idx = slot - ctx->slots;
-	u64 valid = slot->gen << 1 | MRMON_WORD_VALID;
+	struct mrmon_ctx *ctx = w->ctx;
+	u64 valid = mrmon_word_of(w->gen);
 	struct mrmon_event ev;
 
-	if (READ_ONCE(ctx->words[idx]) != valid)
+	lockdep_assert_held(&ctx->lock);
+	if (READ_ONCE(ctx->words[w->slot]) != valid)
 		return false;
-	/* Orders the callers' earlier stores (none that user space reads
-	 * before the word) and publishes the clear; the hit path pairs it
-	 * with an acquire load. */
-	smp_store_release(&ctx->words[idx], valid & ~MRMON_WORD_VALID);
+	/* Publishes the clear; the hit path pairs it with an acquire load. */
+	smp_store_release(&ctx->words[w->slot], valid & ~MRMON_WORD_VALID);
 	WRITE_ONCE(ctx->hdr->invalidations, ctx->hdr->invalidations + 1);
-	ev.cookie = slot->cookie;
+	ev.cookie = w->cookie;
 	ev.start = start;
 	ev.end = end;
-	ev.generation = slot->gen;
-	ev.slot = idx;
+	ev.generation = w->gen;
+	ev.slot = w->slot;
 	ev.cause = cause;
 	mrmon_event_push(ctx, &ev);
 	return true;
 }
 
-/* Under ctx->lock: forget the CLEARs in flight (the word is invalid). */
-void mrmon_slot_suspect_drop(struct mrmon_slot *slot)
-{
-	slot->clear_inflight = 0;
-	list_del_init(&slot->suspect);
-}
-
-void mrmon_slot_invalidate(struct mrmon_ctx *ctx, struct mrmon_slot *slot,
-			   unsigned long start, unsigned long end, u32 cause)
-{
-	bool woke;
-
-	spin_lock(&ctx->lock);
-	woke = mrmon_word_clear_locked(ctx, slot, start, end, cause);
-	if (woke)
-		mrmon_slot_suspect_drop(slot);
-	spin_unlock(&ctx->lock);
-	if (woke)
-		wake_up_interruptible(&ctx->wq);
-}
-
+/**
+ * mrmon_invalidate() - the interval notifier's callback
+ * @sub: the watch's notifier
+ * @range: what is changing; may be far wider than the watch
+ * @cur_seq: the sequence the collision protocol records
+ *
+ * Context: the invalidating thread's invalidate_range_start, blockable or
+ * not (the OOM reaper); takes only ctx->lock.
+ *
+ * Return: true always: it never needs to sleep, so it never refuses a
+ * non-blockable range.
+ */
 static bool mrmon_invalidate(struct mmu_interval_notifier *sub,
 			     const struct mmu_notifier_range *range,
 			     unsigned long cur_seq)
 {
-	struct mrmon_slot *slot = container_of(sub, struct mrmon_slot, sub);
-	struct mrmon_ctx *ctx = slot->ctx;
-	unsigned long start = max(range->start, slot->start);
-	unsigned long end = min(range->end, slot->end);
+	struct mrmon_watch *w = container_of(sub, struct mrmon_watch, sub);
+	struct mrmon_ctx *ctx = w->ctx;
 	u32 cause = mrmon_cause_of(range->event);
+	bool woke = false;
 
 	spin_lock(&ctx->lock);
+	/* Every event, even one that changes no PFN, fails a snapshot that
+	 * overlaps it (mrmon_snapshot.c): one rule, no case to get wrong. */
 	mmu_interval_set_seq(sub, cur_seq);
+	if (cause) {
+		if (cause != MRMON_CAUSE_CLEAR)
+			w->changed = true;
+		woke = mrmon_word_clear_locked(w, max(range->start, mrmon_watch_start(w)),
+					       min(range->end, mrmon_watch_end(w)), cause);
+	}
 	spin_unlock(&ctx->lock);
-	if (!cause)
-		return true;
-	/* A CLEAR that may leave the PFNs alone (a huge-page or VMA split
-	 * of the 2 MiB window) is decided when it ends, still before the
-	 * unmapping call returns (mrmon_pfn.c). */
-	if (cause == MRMON_CAUSE_CLEAR && mrmon_pfn_clear_begin(ctx, slot, range))
-		return true;
-	mrmon_slot_invalidate(ctx, slot, start, end, cause);
+	if (woke)
+		wake_up_interruptible(&ctx->wq);
 	return true;
 }
 
@@ -174,7 +167,7 @@ bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev)
 	spin_lock(&ctx->lock);
 	if (ctx->overflow_unreported) {
 		memset(ev, 0, sizeof(*ev));
-		ev->slot = MRMON_SLOT_NONE;
+		ev->slot = ~0u;
 		ev->cause = MRMON_CAUSE_OVERFLOW;
 		ctx->overflow_unreported = false;
 	} else if (ctx->ring_count) {

@@ -5,6 +5,5 @@
 void mrmon_probe_vm_flags_set(struct vm_area_struct *vma);
 void mrmon_probe_vm_flags_set(struct vm_area_struct *vma)
 {
-	vm_flags_set(vma, VM_DONTCOPY);
-	vm_flags_clear(vma, VM_MAYWRITE);
+	vm_flags_mod(vma, VM_DONTCOPY, VM_MAYWRITE);
 }

@@ -291,7 +291,7 @@ int main(void)
 		CHECK_EQ(rc, 0);
 		CHECK_EQ(mon_open(&m, 64, 64), 0);
 		nseen = 0;
-		CHECK_EQ(!!(m.hs.features & MRMON_FEATURE_PFN_CHECK), pfn_on);
+		CHECK(m.hs.features & MRMON_FEATURE_REVALIDATE);
 		rows_small();
 		rows_huge();
 		mon_close(&m);

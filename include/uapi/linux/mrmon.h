@@ -4,15 +4,20 @@
  *
  * Shared by the kernel module (kmod/) and the library (lib/monitor_kernel.c);
  * docs/abi.md is the reference.  Rules: only __u32/__u64, explicit padding,
- * pointers and lengths in __u64; every flags, pad and reserved field must be
- * zero (-EINVAL otherwise); unknown ioctl numbers give -ENOTTY; new
- * behaviour gets a new command or a feature bit, never a changed struct.
+ * pointers and lengths in __u64; every flags, pad, reserved and output-only
+ * field must be zero on input (-EINVAL otherwise); unknown ioctl numbers
+ * give -ENOTTY; new behaviour gets a new command or a feature bit, never a
+ * changed struct.
+ *
+ * 64-bit only: the module builds only for 64-bit kernels and serves only
+ * 64-bit processes (a 32-bit process gets -ENOTTY from every ioctl), since
+ * the words are 64-bit values the hit path must load in one access.
  *
  * Use: open("/dev/mrmon") binds the descriptor to the caller's address
  * space; HANDSHAKE; SETUP; mmap(PROT_READ, MAP_SHARED) of map_size bytes;
- * then WATCH/UNWATCH batches, and read()/poll() for events.  A call from
- * any other address space (a forked child, a descriptor passed over a
- * socket) fails with -EPERM.
+ * then WATCH/UNWATCH/REVALIDATE batches, and read()/poll() for events.  A
+ * call from any other address space (a forked child, a descriptor passed
+ * over a socket) fails with -EPERM.
  */
 #ifndef _UAPI_LINUX_MRMON_H
 #define _UAPI_LINUX_MRMON_H
@@ -20,20 +25,22 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define MRMON_ABI_VERSION	1
+#define MRMON_ABI_VERSION	2
 
 /*
  * The word of a watch: generation << 1 | 1 while the range is intact; the
  * module clears bit 0 (store-release) before the unmapping call returns.
- * Every watch gets a generation never used before in this descriptor.
+ * Every watch, and every successful REVALIDATE, gets a generation never
+ * used before in this descriptor.
  */
 #define MRMON_WORD_VALID	1ull
 
 /* HANDSHAKE.features */
-#define MRMON_FEATURE_EVENTS	(1ull << 0) /* read()/poll() event queue */
-#define MRMON_FEATURE_BATCH	(1ull << 1) /* WATCH/UNWATCH take batches */
-#define MRMON_FEATURE_PFN_CHECK	(1ull << 2) /* CLEAR invalidates only when
-					       the watched PFNs changed */
+#define MRMON_FEATURE_EVENTS	 (1ull << 0) /* read()/poll() event queue */
+#define MRMON_FEATURE_BATCH	 (1ull << 1) /* WATCH/UNWATCH take batches */
+/* bit 2 was ABI 1's PFN_CHECK; never reported again */
+#define MRMON_FEATURE_REVALIDATE (1ull << 3) /* MRMON_RANGE_SNAPSHOT and
+						MRMON_IOC_REVALIDATE */
 
 struct mrmon_handshake {
 	__u32 abi_version;	/* in: MRMON_ABI_VERSION; out: the module's */
@@ -41,7 +48,7 @@ struct mrmon_handshake {
 	__u64 features;		/* out: MRMON_FEATURE_* */
 	__u32 max_slots;	/* out: largest SETUP.nslots */
 	__u32 max_events;	/* out: largest SETUP.nevents */
-	__u32 max_batch;	/* out: largest WATCH/UNWATCH count */
+	__u32 max_batch;	/* out: largest batch count */
 	__u32 header_size;	/* out: offset of the word array in the map */
 	__u32 event_size;	/* out: sizeof(struct mrmon_event) */
 	__u32 pad;		/* 0 */
@@ -57,28 +64,38 @@ struct mrmon_setup {
 	__u64 reserved[2];	/* 0 */
 };
 
+/* mrmon_range.flags */
+#define MRMON_RANGE_SNAPSHOT	(1u << 0) /* record the pages mapped now, so
+					     REVALIDATE can re-arm the watch
+					     after a CLEAR that left them */
+
 /* One WATCH entry. */
 struct mrmon_range {
 	__u64 start;		/* in: page-rounded down */
 	__u64 len;		/* in: > 0; the end is page-rounded up */
 	__u64 cookie;		/* in: comes back in events */
-	__u32 flags;		/* in: 0 */
+	__u32 flags;		/* in: MRMON_RANGE_* */
 	__u32 slot;		/* out: index of the word */
 	__u64 expected;		/* out: the word's value while intact */
 };
 
-/* One UNWATCH entry: what WATCH returned. */
+/*
+ * One UNWATCH or REVALIDATE entry.  `expected` is what WATCH (or the last
+ * successful REVALIDATE) returned; -ESTALE if the slot no longer holds
+ * that watch.  REVALIDATE writes back the word's new value, or 0 when the
+ * watch cannot be re-armed (its pages changed, it saw an event other than
+ * CLEAR, or it has no snapshot): unwatch it then.
+ */
 struct mrmon_unwatch_entry {
 	__u32 slot;
 	__u32 flags;		/* 0 */
-	__u64 expected;		/* generation check: -ESTALE if the slot no
-				   longer holds this watch */
+	__u64 expected;
 };
 
 /*
- * WATCH and UNWATCH: entries are processed in order; on an error the call
- * returns it with `done` set to the index of the failing entry (entries
- * before it took effect, their outputs are written).
+ * WATCH, UNWATCH and REVALIDATE: entries are processed in order; on an
+ * error the call returns it with `done` set to the index of the failing
+ * entry (entries before it took effect, their outputs are written).
  */
 struct mrmon_batch {
 	__u64 entries;		/* in: user pointer to the array */
@@ -95,13 +112,16 @@ struct mrmon_header {
 	__u64 pending;		/* events read() would return now */
 	__u64 overflows;	/* events dropped on a full queue */
 	__u64 nslots;		/* length of the word array */
-	__u64 reserved[4];
+	__u64 revalidations;	/* words re-armed by REVALIDATE */
+	__u64 reserved[3];
 };
 
 enum mrmon_cause {
 	MRMON_CAUSE_UNMAP = 1,		/* munmap, mremap, MAP_FIXED over */
-	MRMON_CAUSE_CLEAR = 2,		/* pages zapped or replaced (madvise,
-					   COW after fork, collapse) */
+	MRMON_CAUSE_CLEAR = 2,		/* pages zapped, replaced or split
+					   (madvise, COW after fork, collapse,
+					   a VMA or huge-page split): the one
+					   cause REVALIDATE can undo */
 	MRMON_CAUSE_RELEASE = 3,	/* the address space is torn down */
 	MRMON_CAUSE_MIGRATE = 4,	/* pages moved (device memory) */
 	MRMON_CAUSE_EXCLUSIVE = 5,	/* device-exclusive access taken */
@@ -119,10 +139,13 @@ struct mrmon_event {
 	__u32 cause;		/* enum mrmon_cause */
 };
 
-#define MRMON_IOC_MAGIC		0xB7
+/* 0xBB: free in Documentation/userspace-api/ioctl/ioctl-number.rst
+ * (0xB7 is nsfs and remoteproc, 0xB8 mshv, 0xBA liveupdate). */
+#define MRMON_IOC_MAGIC		0xBB
 #define MRMON_IOC_HANDSHAKE	_IOWR(MRMON_IOC_MAGIC, 0, struct mrmon_handshake)
 #define MRMON_IOC_SETUP		_IOWR(MRMON_IOC_MAGIC, 1, struct mrmon_setup)
 #define MRMON_IOC_WATCH		_IOWR(MRMON_IOC_MAGIC, 2, struct mrmon_batch)
 #define MRMON_IOC_UNWATCH	_IOWR(MRMON_IOC_MAGIC, 3, struct mrmon_batch)
+#define MRMON_IOC_REVALIDATE	_IOWR(MRMON_IOC_MAGIC, 4, struct mrmon_batch)
 
 #endif
