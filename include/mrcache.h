@@ -10,7 +10,12 @@
  *
  * Conventions: every function returns 0 (or a count) on success and a
  * negative errno on failure; errno itself is not part of the contract.
- * Any function may be called from any thread.
+ * Any function may be called from any thread, but not from inside one of
+ * the cache's own callbacks (backend reg and dereg, on_invalidate,
+ * on_evict): they run with the cache's lock held, and every call on the
+ * same cache from there (get, put, invalidate, flush, progress, destroy,
+ * stats_get/print) returns -EDEADLK and does nothing.  Another cache may
+ * be used from a callback.
  */
 #ifndef MRCACHE_H
 #define MRCACHE_H
@@ -74,7 +79,8 @@ enum mrcache_cause {
  * registration.  reg() pins [addr, addr+len) and returns an opaque handle
  * and a key (an lkey, an index...); dereg() undoes it.  Both return 0 or
  * -errno; -ENOMEM, -ENOSPC and -EAGAIN mean "out of resources" and make
- * the cache evict unused regions and retry.
+ * the cache evict unused regions and retry.  Both run under the cache's
+ * lock: a call back into the same cache returns -EDEADLK.
  */
 struct mrcache_backend_ops {
 	int (*reg)(void *arg, void *addr, size_t len, unsigned access,
@@ -82,7 +88,8 @@ struct mrcache_backend_ops {
 	int (*dereg)(void *arg, void *handle);
 };
 
-/* Called after regions were invalidated by the monitor or by hand. */
+/* Called after regions were invalidated by the monitor or by hand.  This
+ * and on_evict run under the cache's lock (calls on it give -EDEADLK). */
 typedef void (*mrcache_invalidate_fn)(void *arg, uintptr_t start,
 				      uintptr_t end, enum mrcache_cause cause);
 /* Called when an unused region is evicted to respect the limits. */

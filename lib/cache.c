@@ -33,6 +33,64 @@
 #define MAX_RACE_RETRIES 16
 #define NOT_IN_HEAP	UINT32_MAX
 
+/* --- the lock --- */
+
+/* Callbacks (backend reg and dereg, on_invalidate, on_evict) run under
+ * cache->lock.  One that called back into the same cache on the same
+ * thread would wait for itself forever: every entry point refuses with
+ * -EDEADLK instead.  The holder leaves its thread's token in lock_owner;
+ * only that thread ever stores its own token, so it reads it back exactly
+ * while it holds the lock.  locks_held keeps the usual case, a thread
+ * holding no cache lock, to one thread-local load on the hit path. */
+static __thread unsigned locks_held;
+static __thread char thread_token;
+
+static void lock_taken(struct mrcache *c)
+{
+	__atomic_store_n(&c->lock_owner, &thread_token, __ATOMIC_RELAXED);
+	locks_held++;
+}
+
+void mrc_cache_lock(struct mrcache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	lock_taken(c);
+}
+
+static int cache_trylock(struct mrcache *c)
+{
+	if (pthread_mutex_trylock(&c->lock))
+		return 0;
+	lock_taken(c);
+	return 1;
+}
+
+void mrc_cache_unlock(struct mrcache *c)
+{
+	locks_held--;
+	__atomic_store_n(&c->lock_owner, NULL, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int lock_held_here(const struct mrcache *c)
+{
+	return __builtin_expect(locks_held != 0, 0) &&
+	       __atomic_load_n(&c->lock_owner, __ATOMIC_RELAXED) == &thread_token;
+}
+
+static int reentered(const struct mrcache *c, const char *fn)
+{
+	if (!lock_held_here(c))
+		return 0;
+	mrc_log(0, "%s called from a callback of the same cache", fn);
+	return -EDEADLK;
+}
+
+int mrc_cache_reentered(const struct mrcache *c, const char *fn)
+{
+	return reentered(c, fn);
+}
+
 /* Regions live in slabs never freed before mrcache_destroy(), so a
  * lock-free reader's stale pointer always points at a region struct. */
 static struct mrcache_region *region_alloc(struct mrcache *c)
@@ -148,9 +206,9 @@ static int region_unref(struct mrcache *c, struct mrcache_region *r)
 		return -EINVAL;
 	}
 	if (old - 1 == REF_DEAD) {
-		pthread_mutex_lock(&c->lock);
+		mrc_cache_lock(c);
 		region_reclaim(c, r);
-		pthread_mutex_unlock(&c->lock);
+		mrc_cache_unlock(c);
 	}
 	return 0;
 }
@@ -516,7 +574,7 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 		return -EINVAL;
 	pend &= ~mask;
 
-	pthread_mutex_lock(&c->lock);
+	mrc_cache_lock(c);
 	mrc_cache_drain_locked(c);
 	c->st.misses++;
 	for (int attempt = 0; rc == -ESTALE && attempt < MAX_RACE_RETRIES; attempt++) {
@@ -539,7 +597,7 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 	}
 	if (rc == -ESTALE)
 		rc = -EAGAIN;
-	pthread_mutex_unlock(&c->lock);
+	mrc_cache_unlock(c);
 	return rc;
 }
 
@@ -562,6 +620,9 @@ int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access
 		return -EINVAL;
 	if (forked(c))
 		return -ECHILD;
+	rc = reentered(c, "mrcache_get");
+	if (rc)
+		return rc;
 	if (c->monitor->ops->settle)
 		c->monitor->ops->settle(c->monitor);
 	if (mrc_prof_on)
@@ -596,6 +657,9 @@ int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 		return -EINVAL;
 	if (forked(c))
 		return -ECHILD;
+	rc = reentered(c, "mrcache_put");
+	if (rc)
+		return rc;
 	if (!mrc_region_is_ours(c, r)) {
 		mrc_log(0, "mrcache_put of a region this cache did not hand out");
 		return -EINVAL;
@@ -603,9 +667,9 @@ int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 	region_touch(c, r);
 	rc = region_unref(c, r);
 	/* Reclaim what the monitor invalidated, unless someone else is. */
-	if (events_waiting(c) && pthread_mutex_trylock(&c->lock) == 0) {
+	if (events_waiting(c) && cache_trylock(c)) {
 		mrc_cache_drain_locked(c);
-		pthread_mutex_unlock(&c->lock);
+		mrc_cache_unlock(c);
 	}
 	return rc;
 }
@@ -651,17 +715,21 @@ int mrcache_invalidate(struct mrcache *c, const void *addr, size_t len)
 {
 	uintptr_t end;
 	uint64_t before;
+	int rc;
 
 	if (!c || check_range(addr, len, &end))
 		return -EINVAL;
 	if (forked(c))
 		return -ECHILD;
-	pthread_mutex_lock(&c->lock);
+	rc = reentered(c, "mrcache_invalidate");
+	if (rc)
+		return rc;
+	mrc_cache_lock(c);
 	mrc_cache_drain_locked(c);
 	before = c->st.invalidations[MRCACHE_CAUSE_MANUAL];
 	mrc_index_walk(c->index, (uintptr_t)addr, end, kill_manual, c);
 	before = c->st.invalidations[MRCACHE_CAUSE_MANUAL] - before;
-	pthread_mutex_unlock(&c->lock);
+	mrc_cache_unlock(c);
 	return (int)before;
 }
 
@@ -679,7 +747,7 @@ static int flush_locked(struct mrcache *c)
 
 /* The frame of a whole-cache call: checks, the lock, reclaim of what the
  * monitor reported, then `op` if any.  Returns op's count, else drain's. */
-static int whole_cache_call(struct mrcache *c, int (*op)(struct mrcache *))
+static int whole_cache_call(struct mrcache *c, int (*op)(struct mrcache *), const char *fn)
 {
 	int n;
 
@@ -687,22 +755,25 @@ static int whole_cache_call(struct mrcache *c, int (*op)(struct mrcache *))
 		return -EINVAL;
 	if (forked(c))
 		return -ECHILD;
-	pthread_mutex_lock(&c->lock);
+	n = reentered(c, fn);
+	if (n)
+		return n;
+	mrc_cache_lock(c);
 	n = mrc_cache_drain_locked(c);
 	if (op)
 		n = op(c);
-	pthread_mutex_unlock(&c->lock);
+	mrc_cache_unlock(c);
 	return n;
 }
 
 int mrcache_flush(struct mrcache *c)
 {
-	return whole_cache_call(c, flush_locked);
+	return whole_cache_call(c, flush_locked, "mrcache_flush");
 }
 
 int mrcache_progress(struct mrcache *c)
 {
-	return whole_cache_call(c, NULL);
+	return whole_cache_call(c, NULL, "mrcache_progress");
 }
 
 /* --- create/destroy --- */
@@ -768,6 +839,7 @@ static int regions_in_use(const struct mrcache *c)
 int mrcache_destroy(struct mrcache *c)
 {
 	const char *env;
+	int rc;
 
 	if (!c)
 		return -EINVAL;
@@ -777,15 +849,18 @@ int mrcache_destroy(struct mrcache *c)
 		cache_free(c);
 		return 0;
 	}
-	pthread_mutex_lock(&c->lock);
+	rc = reentered(c, "mrcache_destroy");
+	if (rc)
+		return rc;
+	mrc_cache_lock(c);
 	mrc_cache_drain_locked(c);
 	if (regions_in_use(c)) {
-		pthread_mutex_unlock(&c->lock);
+		mrc_cache_unlock(c);
 		mrc_log(0, "mrcache_destroy: regions are still in use");
 		return -EBUSY;
 	}
 	flush_locked(c);
-	pthread_mutex_unlock(&c->lock);
+	mrc_cache_unlock(c);
 	env = getenv("MRCACHE_STATS");
 	if (env && *env && strcmp(env, "0") != 0 && !(c->cfg.flags & MRCACHE_FLAG_NO_ENV))
 		mrcache_stats_print(c, stderr);

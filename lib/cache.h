@@ -50,8 +50,10 @@ struct mrcache {
 	 * list, regions/bytes, the counters in `st` other than the striped
 	 * ones, and every region's flags/lru fields.  Held across backend
 	 * reg/dereg and monitor watch/unwatch/drain; never taken by the hit
-	 * path or by mrc_cache_unmapped(). */
+	 * path or by mrc_cache_unmapped().  Taken through mrc_cache_lock(),
+	 * which leaves the holder's thread token in lock_owner (atomic). */
 	pthread_mutex_t lock;
+	const void *lock_owner;
 	struct mrc_lru lru;
 	struct mrc_slabset slabs;		/* adds under the lock; reads anywhere */
 	struct mrcache_region *free_regions;	/* linked through cold reg.handle */
@@ -73,6 +75,11 @@ struct mrcache {
 };
 
 /* cache.c */
+void mrc_cache_lock(struct mrcache *c);
+void mrc_cache_unlock(struct mrcache *c);
+/* -EDEADLK (and a message naming fn) when this thread holds c's lock: a
+ * callback calling back into its own cache.  0 otherwise. */
+int mrc_cache_reentered(const struct mrcache *c, const char *fn);
 void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
 		     enum mrcache_cause cause, int evicted);
 int mrc_cache_drain_locked(struct mrcache *c);

@@ -6,13 +6,18 @@
 
 int mrcache_stats_get(struct mrcache *c, struct mrcache_stats *s)
 {
+	int rc;
+
 	if (!c || !s)
 		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
+	rc = mrc_cache_reentered(c, "mrcache_stats_get");
+	if (rc)
+		return rc;
+	mrc_cache_lock(c);
 	*s = c->st;
 	s->regions = c->nregions;
 	s->bytes = c->nbytes;
-	pthread_mutex_unlock(&c->lock);
+	mrc_cache_unlock(c);
 	for (int i = 0; i < MRC_STRIPES; i++) {
 		s->hits += __atomic_load_n(&c->stripes[i].hits, __ATOMIC_RELAXED);
 		s->subrange_hits += __atomic_load_n(&c->stripes[i].subrange_hits, __ATOMIC_RELAXED);
