@@ -70,6 +70,8 @@ TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TOOL_DIRS   := $(sort $(dir $(wildcard tools/*/main.c)))
 TOOL_NAMES  := $(patsubst tools/%/,%,$(TOOL_DIRS))
 TOOL_BIN    := $(TOOL_NAMES:%=$(BUILD)/tools/%)
+# test-tools-help runs every tool (the ones built) with --help.
+$(BUILD)/tests/test-tools-help: CPPFLAGS += -DMRC_TOOL_NAMES='"$(TOOL_NAMES)"'
 
 .PHONY: all lib tests tools check check-host install uninstall clean deps demo bench
 all: lib tests tools $(TOOLS_EXTRA)

@@ -279,6 +279,17 @@ static void usage(FILE *f)
 		"  --verbose        let measurements write to stderr\n");
 }
 
+static void help(void)
+{
+	printf("mrc-bench - mrcache against UCX's ucs_rcache and against no cache\n\n"
+	       "Every workload (hits, misses, threads, invalidation, churn, unrelated VM\n"
+	       "activity, memory, merges; --list) is measured for every peer: no cache,\n"
+	       "UCX's rcache and mrcache under each monitor that starts here, each in a\n"
+	       "worker process of its own, round by round; a row reports the median.  The\n"
+	       "run ends with the performance targets, met or not (docs/benchmarks.md).\n\n");
+	usage(stdout);
+}
+
 static void list(void)
 {
 	printf("workloads:\n");
@@ -362,11 +373,12 @@ int main(int argc, char **argv)
 		case 'l': list(); return 0;
 		case 'v': o.verbose = 1; break;
 		case 'R': o.reuse = 1; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': help(); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (optind < argc) {
+		fprintf(stderr, "mrc-bench: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return 2;
 	}

@@ -11,6 +11,7 @@
  *   mrc-bpf-bench [-n SAMPLES] [-c COUNT,COUNT,...]
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,97 @@
 #include <unistd.h>
 #include "monitor_bpf.h"
 
+#define MAX_COUNTS 16
+#define MAX_WATCHED (MRC_BPF_SLOTS - 9)
+
+struct bench_args {
+	unsigned samples;
+	unsigned long counts[MAX_COUNTS];
+	int ncounts;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mrc-bpf-bench [-n SAMPLES] [-c COUNT,COUNT,...]\n"
+		"  -n, --samples N   samples per measurement, above 10 (default 3001)\n"
+		"  -c, --counts LIST watched ranges per row, ascending, 1..%u\n"
+		"                    (default 10,100,1000,10000,100000)\n"
+		"  -h, --help        this text\n"
+		"Exit 0 measured, 1 failed, 2 usage, 77 the bpf monitor cannot start here.\n",
+		MAX_WATCHED);
+}
+
+static void help(void)
+{
+	printf("mrc-bpf-bench - what the bpf monitor costs on this machine\n\n"
+	       "munmap of a touched page, unwatched and watched, and an unrelated system\n"
+	       "call (getppid) in this process and in another one, with the monitor's\n"
+	       "programs attached against detached, for each number of watched ranges.\n\n");
+	usage(stdout);
+}
+
+static int parse_counts(const char *s, unsigned long *c)
+{
+	int n = 0;
+
+	while (*s && n < MAX_COUNTS) {
+		char *end;
+
+		c[n] = strtoul(s, &end, 10);
+		if (end == s || !c[n] || c[n] > MAX_WATCHED)
+			return -EINVAL;
+		n++;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+/* -1: go on and measure; otherwise the exit status. */
+static int parse_args(int argc, char **argv, struct bench_args *a)
+{
+	static const struct option opts[] = {
+		{ "samples", required_argument, NULL, 'n' },
+		{ "counts", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int opt, n;
+
+	while ((opt = getopt_long(argc, argv, "n:c:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			if (atoi(optarg) <= 10) {
+				fprintf(stderr, "mrc-bpf-bench: -n takes a number above 10\n");
+				return 2;
+			}
+			a->samples = (unsigned)atoi(optarg);
+			break;
+		case 'c':
+			n = parse_counts(optarg, a->counts);
+			if (n <= 0) {
+				fprintf(stderr, "mrc-bpf-bench: -c takes counts 1..%u\n", MAX_WATCHED);
+				return 2;
+			}
+			a->ncounts = n;
+			break;
+		case 'h':
+			help();
+			return 0;
+		default:	/* getopt named the option */
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "mrc-bpf-bench: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
 #ifndef MRC_HAVE_BPF
-int main(void)
+static int bench(const struct bench_args *args)
 {
 	fprintf(stderr, "mrc-bpf-bench: built without libbpf; nothing to measure\n");
 	return 77;
@@ -34,10 +124,9 @@ int main(void)
 
 #define PAGE 4096ul
 #define SYSCALL_BATCH 200
-#define MAX_COUNTS 16
 #define ROUNDS 5
 
-static unsigned samples = 3001;
+static unsigned samples;
 
 static uint64_t now_ns(void)
 {
@@ -216,26 +305,10 @@ static int compare(struct mrc_monitor *mon, struct mrc_bpf_skel *skel,
 	return 0;
 }
 
-static int parse_counts(const char *s, unsigned long *c)
+static int bench(const struct bench_args *args)
 {
-	int n = 0;
-
-	while (*s && n < MAX_COUNTS) {
-		char *end;
-
-		c[n] = strtoul(s, &end, 10);
-		if (end == s || !c[n] || c[n] >= MRC_BPF_SLOTS - 8)
-			return -EINVAL;
-		n++;
-		s = *end == ',' ? end + 1 : end;
-	}
-	return n;
-}
-
-int main(int argc, char **argv)
-{
-	unsigned long counts[MAX_COUNTS] = { 10, 100, 1000, 10000, 100000 };
-	int ncounts = 5, opt, err;
+	const unsigned long *counts = args->counts;
+	int ncounts = args->ncounts, err;
 	struct mrc_watch *ws;
 	struct {
 		struct row base, r;
@@ -248,17 +321,7 @@ int main(int argc, char **argv)
 	const char *variant;
 	char *area;
 
-	while ((opt = getopt(argc, argv, "n:c:h")) != -1) {
-		if (opt == 'n' && atoi(optarg) > 10) {
-			samples = (unsigned)atoi(optarg);
-		} else if (opt == 'c' && (ncounts = parse_counts(optarg, counts)) > 0) {
-			continue;
-		} else {
-			fprintf(stderr, "usage: %s [-n SAMPLES>10] [-c COUNT,...] (counts 1..%u)\n",
-				argv[0], MRC_BPF_SLOTS - 8);
-			return 2;
-		}
-	}
+	samples = args->samples;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	measure(NULL, &warm);		/* first faults, caches, TCG */
 	err = mrc_monitor_bpf_ops.start(NULL, &mon);
@@ -326,3 +389,15 @@ int main(int argc, char **argv)
 	return 0;
 }
 #endif
+
+int main(int argc, char **argv)
+{
+	struct bench_args a = {
+		.samples = 3001,
+		.counts = { 10, 100, 1000, 10000, 100000 },
+		.ncounts = 5,
+	};
+	int rc = parse_args(argc, argv, &a);
+
+	return rc >= 0 ? rc : bench(&a);
+}

@@ -171,7 +171,41 @@ static int demo_init(struct demo *d)
 	return 0;
 }
 
-int main(void)
+static void usage(FILE *f)
+{
+	fputs("usage: mrc-demo [--help]\n"
+	      "Exit 0 when monitor none showed stale data and every monitor that starts\n"
+	      "here kept every round correct, 1 when not, 2 on an error.\n", f);
+}
+
+static void help(void)
+{
+	printf("mrc-demo - the stale-registration hazard, then the fix\n\n"
+	       "Each round mallocs a 2 MiB buffer, gets its registration from the cache\n"
+	       "(an io_uring fixed buffer), reads a message into it with READ_FIXED and\n"
+	       "frees it; once per monitor.  Without one the cache hands back the freed\n"
+	       "buffer's registration and the read lands in the freed pages; with one it\n"
+	       "registers the new pages.\n\n");
+	usage(stdout);
+}
+
+/* -1: run the demo; otherwise the exit status. */
+static int parse_args(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			help();
+			return 0;
+		}
+		fprintf(stderr, "mrc-demo: unknown %s '%s'\n",
+			argv[i][0] == '-' ? "option" : "argument", argv[i]);
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
 {
 	static const enum mrcache_monitor_kind monitors[] = {
 		MRCACHE_MONITOR_NONE, MRCACHE_MONITOR_HOOKS, MRCACHE_MONITOR_UFFD,
@@ -180,7 +214,10 @@ int main(void)
 	struct outcome res[sizeof(monitors) / sizeof(monitors[0])];
 	int hazard_shown = 0, fixed = 0, broken = 0;
 	struct demo d;
+	int rc = parse_args(argc, argv);
 
+	if (rc >= 0)
+		return rc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A fixed threshold: every 2 MiB block is its own mapping, unmapped by
 	 * free() and mapped again by the next malloc, at the same address. */

@@ -58,6 +58,19 @@ static void usage(FILE *f)
 	      f);
 }
 
+static void help(void)
+{
+	fputs("mrc-prof - where the time goes in programs that generate VM activity\n\n"
+	      "Runs an unmodified program, with its threads and children, and reports its\n"
+	      "VM activity (mmap, munmap, mremap, madvise, brk, shmat/shmdt) per syscall\n"
+	      "and per call site, what a registration cache over its large I/O buffers\n"
+	      "would hit, miss and cost, and, when it uses libmrcache, where the library's\n"
+	      "time goes.  `replay' analyses a recorded trace under other cache\n"
+	      "configurations.  See mrc-prof(1).\n\n",
+	      stdout);
+	usage(stdout);
+}
+
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
 	char *end;
@@ -152,7 +165,7 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 				goto bad;
 			break;
 		case 'h':
-			usage(stdout);
+			help();
 			exit(0);
 		default:
 			usage(stderr);

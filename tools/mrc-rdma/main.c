@@ -27,7 +27,40 @@ static void usage(FILE *f)
 		"usage: mrc-rdma [--dev NAME] [--gid N] churn --monitor M [--iters N] [--seed S]\n"
 		"                [--slots N] [--max-regions N] [--expect-stale]\n"
 		"       mrc-rdma [--dev NAME] [--gid N] bench [--monitor M] [--transfers N]\n"
-		"                [--rounds N] [--reps N] [--quick]\n");
+		"                [--rounds N] [--reps N] [--quick]\n"
+		"Exit 0 pass, 1 fail, 2 usage, 77 cannot run here (no RDMA device, no\n"
+		"libibverbs, the monitor does not start).\n");
+}
+
+static void help(void)
+{
+	printf("mrc-rdma - libmrcache's verbs backend end to end over an RDMA device\n\n"
+	       "A loopback pair of RC queue pairs moves data into and out of buffers\n"
+	       "registered through the cache (Soft-RoCE will do).\n"
+	       "  churn  destination buffers come and go at reused addresses (malloc/free,\n"
+	       "         mmap/munmap/mremap); every RDMA WRITE and READ is checked against\n"
+	       "         the application's current mapping\n"
+	       "  bench  the cache against ibv_reg_mr on every transfer, the share of time\n"
+	       "         in deregistration, hit cost against registration cost by size\n\n");
+	usage(stdout);
+}
+
+static int bad_usage(const char *what, const char *arg)
+{
+	if (arg)
+		fprintf(stderr, "mrc-rdma: %s '%s'\n", what, arg);
+	else
+		fprintf(stderr, "mrc-rdma: %s\n", what);
+	usage(stderr);
+	return 2;
+}
+
+static int wants_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
 }
 
 int rdma_parse_num(const char *s, int binary, uint64_t *out)
@@ -56,36 +89,29 @@ int main(int argc, char **argv)
 	int i = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (wants_help(argc, argv)) {
+		help();
+		return 0;
+	}
 	for (; i < argc && argv[i][0] == '-'; i += 2) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		}
-		if (i + 1 >= argc) {
-			usage(stderr);
-			return 2;
-		}
-		if (!strcmp(argv[i], "--dev")) {
+		if (strcmp(argv[i], "--dev") && strcmp(argv[i], "--gid"))
+			return bad_usage("unknown option", argv[i]);
+		if (i + 1 >= argc)
+			return bad_usage("a value must follow", argv[i]);
+		if (!strcmp(argv[i], "--dev"))
 			o.dev = argv[i + 1];
-		} else if (!strcmp(argv[i], "--gid") && !rdma_parse_num(argv[i + 1], 0, &v) &&
-			   v < 1024) {
+		else if (!rdma_parse_num(argv[i + 1], 0, &v) && v < 1024)
 			o.gid_index = (int)v;
-		} else {
-			usage(stderr);
-			return 2;
-		}
+		else
+			return bad_usage("--gid takes 0..1023, not", argv[i + 1]);
 	}
-	if (i >= argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (i >= argc)
+		return bad_usage("no command (churn or bench)", NULL);
 	if (!strcmp(argv[i], "churn"))
 		return churn_main(&o, argc - i - 1, argv + i + 1);
 	if (!strcmp(argv[i], "bench"))
 		return bench_main(&o, argc - i - 1, argv + i + 1);
-	fprintf(stderr, "mrc-rdma: unknown command \"%s\"\n", argv[i]);
-	usage(stderr);
-	return 2;
+	return bad_usage("unknown command", argv[i]);
 }
 
 #ifndef MRC_HAVE_VERBS
