@@ -60,11 +60,25 @@ struct kill_arg {
 	int killed;
 };
 
+/* A CLEAR (or a lost event, which may have been one) can be a split that
+ * left the pages alone: let the monitor re-arm the watch before the
+ * region goes. */
+static int region_revalidated(struct mrcache *c, struct mrcache_region *r,
+			      enum mrcache_cause cause)
+{
+	const struct mrc_monitor_ops *ops = c->monitor->ops;
+
+	if (!ops->revalidate || (cause != MRCACHE_CAUSE_DISCARD && cause != MRCACHE_CAUSE_OVERFLOW))
+		return 0;
+	return ops->revalidate(c->monitor, &r->watch) && region_intact(r);
+}
+
 static int kill_if_changed(struct mrcache_region *r, void *arg)
 {
 	struct kill_arg *k = arg;
 
-	if ((region_cold(r)->flags & REGION_INDEXED) && !region_intact(r)) {
+	if ((region_cold(r)->flags & REGION_INDEXED) && !region_intact(r) &&
+	    !region_revalidated(k->cache, r, k->cause)) {
 		mrc_region_kill(k->cache, r, k->cause, 0);
 		k->killed++;
 	}

@@ -10,8 +10,14 @@
  * invalidated watch with mrc_cache_event(); a lost event (queue overflow)
  * makes it call mrc_cache_rescan(), which checks every word.
  *
- * Threads: watch, unwatch and drain run under cache->lock (which also
- * guards gens[]); pending() is one load, from any thread.
+ * A CLEAR is often harmless (a VMA or huge-page split in the same 2 MiB
+ * window leaves the pages where they were); the module clears the word
+ * anyway, and revalidate() asks it (REVALIDATE) to re-arm the watch if the
+ * pages are still the ones WATCH saw (MRMON_RANGE_SNAPSHOT), which costs
+ * one ioctl instead of a deregistration and a registration.
+ *
+ * Threads: watch, unwatch, revalidate and drain run under cache->lock
+ * (which also guards gens[]); pending() is one load, from any thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +38,7 @@
 struct kernel_monitor {
 	struct mrc_monitor base;
 	int fd;
+	uint32_t range_flags;		/* MRMON_RANGE_SNAPSHOT when offered */
 	void *map;
 	size_t map_size;
 	const struct mrmon_header *hdr;
@@ -99,6 +106,8 @@ static int kernel_open(struct kernel_monitor *km, struct mrcache *cache)
 			strerror(-rc), hs.abi_version, MRMON_ABI_VERSION);
 		return rc;
 	}
+	if (hs.features & MRMON_FEATURE_REVALIDATE)
+		km->range_flags = MRMON_RANGE_SNAPSHOT;
 	su.nslots = kmon_slots_wanted(cache, hs.max_slots);
 	su.nevents = KMON_EVENTS < hs.max_events ? KMON_EVENTS : hs.max_events;
 	rc = kmon_ioctl(km->fd, MRMON_IOC_SETUP, &su);
@@ -142,7 +151,9 @@ static int kernel_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 			uint64_t cookie, struct mrc_watch *w)
 {
 	struct kernel_monitor *km = (struct kernel_monitor *)mon;
-	struct mrmon_range r = { .start = start, .len = end - start, .cookie = cookie };
+	struct mrmon_range r = {
+		.start = start, .len = end - start, .cookie = cookie, .flags = km->range_flags,
+	};
 	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
 	int rc = kmon_ioctl(km->fd, MRMON_IOC_WATCH, &b);
 
@@ -165,6 +176,20 @@ static void kernel_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 	if (rc)
 		mrc_log(0, "monitor kernel: unwatch of slot %u: %s", e.slot, strerror(-rc));
 	km->gens[e.slot] = 0;
+}
+
+static int kernel_revalidate(struct mrc_monitor *mon, struct mrc_watch *w)
+{
+	struct kernel_monitor *km = (struct kernel_monitor *)mon;
+	struct mrmon_unwatch_entry e = { .slot = (uint32_t)w->token, .expected = w->expected };
+	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
+
+	if (!km->range_flags || kmon_ioctl(km->fd, MRMON_IOC_REVALIDATE, &b) || !e.expected)
+		return 0;
+	/* Events of the old generation still queued are dropped by drain(). */
+	km->gens[e.slot] = e.expected >> 1;
+	__atomic_store_n(&w->expected, e.expected, __ATOMIC_RELAXED);
+	return 1;
 }
 
 static int kernel_drain(struct mrc_monitor *mon)
@@ -208,6 +233,7 @@ const struct mrc_monitor_ops mrc_monitor_kernel_ops = {
 	.stop = kernel_stop,
 	.watch = kernel_watch,
 	.unwatch = kernel_unwatch,
+	.revalidate = kernel_revalidate,
 	.drain = kernel_drain,
 	.pending = kernel_pending,
 };

@@ -93,10 +93,14 @@ static inline unsigned region_access(const struct mrcache_region *r)
 	return (unsigned)(__atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & REGION_ACCESS_BITS);
 }
 
-/* The hit-path check: one acquire load. */
+/* The hit-path check: one acquire load.  expected changes only when the
+ * monitor re-arms a watch (revalidate, under the cache lock), to a value
+ * the word never held before, so a reader that sees the old expected
+ * with the new word, or the reverse, just misses. */
 static inline int region_intact(const struct mrcache_region *r)
 {
-	return __atomic_load_n(r->watch.word, __ATOMIC_ACQUIRE) == r->watch.expected;
+	return __atomic_load_n(r->watch.word, __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&r->watch.expected, __ATOMIC_RELAXED);
 }
 
 #endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel monitor keeps a region across a harmless CLEAR.  Splitting the
+ * VMA inside the 2 MiB window of a cached range (an mprotect one page,
+ * 1 MiB away) makes the kernel send CLEAR over the whole window; mrmon
+ * clears the word at once, and the library re-arms the watch (REVALIDATE)
+ * because the pages did not move: the next get must hit with no new
+ * registration, and the oracle must see fresh bytes through the old
+ * registration.  Negative control: MADV_DONTNEED of the range then a write
+ * (new pages) must miss, re-register, and read fresh.  Runs only where the
+ * kernel monitor starts (the guest); skips elsewhere.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "oracle.h"
+#include "testutil.h"
+
+#define WINDOW (2ul << 20)
+#define LEN (64ul << 10)
+
+static uint64_t registrations(struct mrcache *c)
+{
+	struct mrcache_stats st;
+
+	CHECK_EQ(mrcache_stats_get(c, &st), 0);
+	return st.registrations;
+}
+
+/* get, check through the pin, put; returns the oracle's verdict. */
+static int get_check(struct oracle *o, struct mrcache *c, char *p)
+{
+	struct mrcache_region *r;
+	int v;
+
+	CHECK_EQ(mrcache_get(c, p, LEN, MRCACHE_ACCESS_LOCAL_WRITE, &r), 0);
+	v = oracle_check(o, 0, r, p, LEN);
+	CHECK_EQ(mrcache_put(c, r), 0);
+	return v;
+}
+
+int main(void)
+{
+	struct mrcache_config cfg;
+	struct mrcache *c;
+	struct oracle o;
+	char *raw, *p;
+	uint64_t before;
+	int rc;
+
+	if (oracle_init(&o, 1, LEN))
+		SKIP("io_uring unusable here");
+	oracle_config(&o, &cfg, MRCACHE_MONITOR_KERNEL, 64);
+	rc = mrcache_create(&cfg, &c);
+	if (rc)
+		SKIP("the kernel monitor does not start here (%s)", strerror(-rc));
+	raw = mmap(NULL, 2 * WINDOW, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(raw != MAP_FAILED);
+	p = (char *)(((uintptr_t)raw + WINDOW - 1) & ~(WINDOW - 1));
+	memset(p, 1, WINDOW);	/* present pages: WATCH can fingerprint them */
+
+	CHECK_EQ(get_check(&o, c, p), ORACLE_FRESH);
+	before = registrations(c);
+
+	/* The split: CLEAR over [p, p + 2 MiB), no page of the range moves. */
+	CHECK_EQ(mprotect(p + WINDOW / 2, 4096, PROT_READ), 0);
+	CHECK_EQ(get_check(&o, c, p), ORACLE_FRESH);
+	CHECK_EQ(registrations(c), before);
+	printf("mprotect split in the window: %llu registrations (before: %llu)\n",
+	       (unsigned long long)registrations(c), (unsigned long long)before);
+
+	/* The control: new pages at the same addresses must not be re-armed. */
+	CHECK_EQ(madvise(p, LEN, MADV_DONTNEED), 0);
+	memset(p, 2, LEN);
+	CHECK_EQ(get_check(&o, c, p), ORACLE_FRESH);
+	CHECK_EQ(registrations(c), before + 1);
+	printf("MADV_DONTNEED + write: %llu registrations (before: %llu)\n",
+	       (unsigned long long)registrations(c), (unsigned long long)before);
+
+	CHECK_EQ(mrcache_destroy(c), 0);
+	munmap(raw, 2 * WINDOW);
+	oracle_fini(&o);
+	return test_result();
+}
