@@ -16,11 +16,16 @@
  * pages are still the ones WATCH saw (MRMON_RANGE_SNAPSHOT), which costs
  * one ioctl instead of a deregistration and a registration.
  *
+ * A forked child inherits the descriptor but may not use it (the module
+ * answers -EPERM) and would keep the parent's kernel context alive for
+ * its whole life: the atfork child handler closes every descriptor.
+ *
  * Threads: watch, unwatch, revalidate and drain run under cache->lock
  * (which also guards gens[]); pending() is one load, from any thread.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -37,6 +42,7 @@
 
 struct kernel_monitor {
 	struct mrc_monitor base;
+	struct kernel_monitor *next, *prev;	/* kmon_all, under kmon_all_lock */
 	int fd;
 	uint32_t range_flags;		/* MRMON_RANGE_SNAPSHOT when offered */
 	void *map;
@@ -63,9 +69,65 @@ static enum mrcache_cause kmon_cause(uint32_t cause)
 	}
 }
 
+/* A signal can interrupt the first WATCH of a process while the kernel
+ * sets up the mm's notifier list (EINTR): that is transient, never a
+ * reason to give up on the monitor. */
 static int kmon_ioctl(int fd, unsigned long cmd, void *arg)
 {
-	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+	int rc;
+
+	do
+		rc = ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+	while (rc == -EINTR);
+	return rc;
+}
+
+/* Every live monitor, so that a forked child can close their descriptors. */
+static struct kernel_monitor kmon_all = { .next = &kmon_all, .prev = &kmon_all };
+static pthread_mutex_t kmon_all_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t kmon_atfork_once = PTHREAD_ONCE_INIT;
+
+static void kmon_fork_prepare(void)
+{
+	pthread_mutex_lock(&kmon_all_lock);
+}
+
+static void kmon_fork_parent(void)
+{
+	pthread_mutex_unlock(&kmon_all_lock);
+}
+
+static void kmon_fork_child(void)
+{
+	for (struct kernel_monitor *km = kmon_all.next; km != &kmon_all; km = km->next) {
+		close(km->fd);
+		km->fd = -1;
+	}
+	pthread_mutex_unlock(&kmon_all_lock);
+}
+
+static void kmon_atfork_install(void)
+{
+	pthread_atfork(kmon_fork_prepare, kmon_fork_parent, kmon_fork_child);
+}
+
+static void kmon_list_add(struct kernel_monitor *km)
+{
+	pthread_once(&kmon_atfork_once, kmon_atfork_install);
+	pthread_mutex_lock(&kmon_all_lock);
+	km->next = kmon_all.next;
+	km->prev = &kmon_all;
+	kmon_all.next->prev = km;
+	kmon_all.next = km;
+	pthread_mutex_unlock(&kmon_all_lock);
+}
+
+static void kmon_list_del(struct kernel_monitor *km)
+{
+	pthread_mutex_lock(&kmon_all_lock);
+	km->prev->next = km->next;
+	km->next->prev = km->prev;
+	pthread_mutex_unlock(&kmon_all_lock);
 }
 
 static uint32_t kmon_slots_wanted(const struct mrcache *cache, uint32_t max)
@@ -79,6 +141,8 @@ static void kernel_stop(struct mrc_monitor *mon)
 {
 	struct kernel_monitor *km = (struct kernel_monitor *)mon;
 
+	if (km->next)
+		kmon_list_del(km);
 	if (km->map)
 		munmap(km->map, km->map_size);
 	if (km->fd >= 0)
@@ -139,6 +203,8 @@ static int kernel_start(struct mrcache *cache, struct mrc_monitor **out)
 		return -ENOMEM;
 	km->fd = -1;
 	rc = kernel_open(km, cache);
+	if (!rc)
+		kmon_list_add(km);
 	if (rc) {
 		kernel_stop(&km->base);
 		return rc;
