@@ -92,9 +92,16 @@ static struct mrfi_monitor *mrfi_of(struct fid_mem_monitor *mon)
 	return (struct mrfi_monitor *)mon;
 }
 
+/* EINTR (a signal during the first WATCH of a process, while the kernel
+ * sets up the mm's notifier list) is transient: retry. */
 static int mrfi_ioctl(int fd, unsigned long cmd, void *arg)
 {
-	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+	int rc;
+
+	do
+		rc = ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+	while (rc == -EINTR);
+	return rc;
 }
 
 static size_t mrfi_hash(const struct mrfi_monitor *m, uintptr_t addr, size_t len)
