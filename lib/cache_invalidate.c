@@ -60,15 +60,15 @@ struct kill_arg {
 	int killed;
 };
 
-/* A CLEAR (or a lost event, which may have been one) can be a split that
- * left the pages alone: let the monitor re-arm the watch before the
- * region goes. */
+/* A lost event may have been a CLEAR from a split that left the pages
+ * alone: let the monitor re-arm the watch before the region goes.  (The
+ * monitor's drain() already tried for the CLEARs it reports.) */
 static int region_revalidated(struct mrcache *c, struct mrcache_region *r,
 			      enum mrcache_cause cause)
 {
 	const struct mrc_monitor_ops *ops = c->monitor->ops;
 
-	if (!ops->revalidate || (cause != MRCACHE_CAUSE_DISCARD && cause != MRCACHE_CAUSE_OVERFLOW))
+	if (!ops->revalidate || cause != MRCACHE_CAUSE_OVERFLOW)
 		return 0;
 	return ops->revalidate(c->monitor, &r->watch) && region_intact(r);
 }

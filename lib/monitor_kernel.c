@@ -12,16 +12,18 @@
  *
  * A CLEAR is often harmless (a VMA or huge-page split in the same 2 MiB
  * window leaves the pages where they were); the module clears the word
- * anyway, and revalidate() asks it (REVALIDATE) to re-arm the watch if the
- * pages are still the ones WATCH saw (MRMON_RANGE_SNAPSHOT), which costs
- * one ioctl instead of a deregistration and a registration.
+ * anyway.  drain() asks it to re-arm the watches of the CLEAR events it
+ * reads, in one REVALIDATE batch per read, and the module does so for each
+ * whose pages are still the ones WATCH saw (MRMON_RANGE_SNAPSHOT): the
+ * region keeps its registration, for a share of one ioctl instead of a
+ * deregistration and a registration.  Only the others reach the cache.
  *
  * A forked child inherits the descriptor but may not use it (the module
  * answers -EPERM) and would keep the parent's kernel context alive for
  * its whole life: the atfork child handler closes every descriptor.
  *
  * Threads: watch, unwatch, revalidate and drain run under cache->lock
- * (which also guards gens[]); pending() is one load, from any thread.
+ * (which also guards slots[]); pending() is one load, from any thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,9 +52,13 @@ struct kernel_monitor {
 	const struct mrmon_header *hdr;
 	const uint64_t *words;
 	uint32_t nslots;
-	/* Generation of the live watch in each slot, 0 when none: events of
-	 * a watch already removed are dropped here. */
-	uint64_t *gens;
+	uint32_t max_batch;
+	/* The live watch of each slot and its generation (0 when none):
+	 * events of a watch already removed or re-armed are dropped. */
+	struct kmon_slot {
+		uint64_t gen;
+		struct mrc_watch *w;
+	} *slots;
 };
 
 static enum mrcache_cause kmon_cause(uint32_t cause)
@@ -147,7 +153,7 @@ static void kernel_stop(struct mrc_monitor *mon)
 		munmap(km->map, km->map_size);
 	if (km->fd >= 0)
 		close(km->fd);
-	free(km->gens);
+	free(km->slots);
 	free(km);
 }
 
@@ -190,8 +196,9 @@ static int kernel_open(struct kernel_monitor *km, struct mrcache *cache)
 	km->hdr = km->map;
 	km->words = (const uint64_t *)((const char *)km->map + hs.header_size);
 	km->nslots = su.nslots;
-	km->gens = calloc(su.nslots, sizeof(*km->gens));
-	return km->gens ? 0 : -ENOMEM;
+	km->max_batch = hs.max_batch;
+	km->slots = calloc(su.nslots, sizeof(*km->slots));
+	return km->slots ? 0 : -ENOMEM;
 }
 
 static int kernel_start(struct mrcache *cache, struct mrc_monitor **out)
@@ -228,7 +235,7 @@ static int kernel_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 	w->word = &km->words[r.slot];
 	w->expected = r.expected;
 	w->token = r.slot;
-	km->gens[r.slot] = r.expected >> 1;
+	km->slots[r.slot] = (struct kmon_slot){ r.expected >> 1, w };
 	return 0;
 }
 
@@ -241,7 +248,15 @@ static void kernel_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 
 	if (rc)
 		mrc_log(0, "monitor kernel: unwatch of slot %u: %s", e.slot, strerror(-rc));
-	km->gens[e.slot] = 0;
+	km->slots[e.slot] = (struct kmon_slot){ 0, NULL };
+}
+
+/* A re-armed watch: its new word.  Events of the old generation still
+ * queued no longer match and are dropped. */
+static void kmon_rearmed(struct kernel_monitor *km, uint32_t slot, uint64_t expected)
+{
+	km->slots[slot].gen = expected >> 1;
+	__atomic_store_n(&km->slots[slot].w->expected, expected, __ATOMIC_RELAXED);
 }
 
 static int kernel_revalidate(struct mrc_monitor *mon, struct mrc_watch *w)
@@ -252,10 +267,43 @@ static int kernel_revalidate(struct mrc_monitor *mon, struct mrc_watch *w)
 
 	if (!km->range_flags || kmon_ioctl(km->fd, MRMON_IOC_REVALIDATE, &b) || !e.expected)
 		return 0;
-	/* Events of the old generation still queued are dropped by drain(). */
-	km->gens[e.slot] = e.expected >> 1;
-	__atomic_store_n(&w->expected, e.expected, __ATOMIC_RELAXED);
+	kmon_rearmed(km, e.slot, e.expected);
 	return 1;
+}
+
+static int kmon_event_live(const struct kernel_monitor *km, const struct mrmon_event *ev)
+{
+	return ev->slot < km->nslots && km->slots[ev->slot].gen == ev->generation;
+}
+
+/* One REVALIDATE batch for the CLEARs among n events, each slot once. */
+static void kmon_revalidate_events(struct kernel_monitor *km, const struct mrmon_event *ev,
+				   size_t n)
+{
+	struct mrmon_unwatch_entry e[KMON_READ_BATCH];
+	struct mrmon_batch b = { .entries = (uintptr_t)e };
+	size_t i, j;
+
+	for (i = 0; i < n && b.count < km->max_batch; i++) {
+		if (ev[i].cause != MRMON_CAUSE_CLEAR || !kmon_event_live(km, &ev[i]))
+			continue;
+		for (j = 0; j < b.count && e[j].slot != ev[i].slot; j++)
+			;
+		if (j == b.count)
+			e[b.count++] = (struct mrmon_unwatch_entry){
+				.slot = ev[i].slot, .expected = km->slots[ev[i].slot].w->expected,
+			};
+	}
+	if (!b.count || !km->range_flags)
+		return;
+	/* On an error, the entries before `done` were processed. */
+	if (kmon_ioctl(km->fd, MRMON_IOC_REVALIDATE, &b))
+		mrc_log(1, "monitor kernel: revalidate: entry %u of %u failed", b.done, b.count);
+	else
+		b.done = b.count;
+	for (j = 0; j < b.done; j++)
+		if (e[j].expected)
+			kmon_rearmed(km, e[j].slot, e[j].expected);
 }
 
 static int kernel_drain(struct mrc_monitor *mon)
@@ -266,12 +314,14 @@ static int kernel_drain(struct mrc_monitor *mon)
 	ssize_t got;
 
 	while ((got = read(km->fd, ev, sizeof(ev))) > 0) {
-		for (size_t i = 0; i < (size_t)got / sizeof(ev[0]); i++) {
+		size_t n = (size_t)got / sizeof(ev[0]);
+
+		kmon_revalidate_events(km, ev, n);
+		for (size_t i = 0; i < n; i++) {
 			if (ev[i].cause == MRMON_CAUSE_OVERFLOW) {
 				mrc_cache_rescan(mon->cache);
 				reported++;
-			} else if (ev[i].slot < km->nslots &&
-				   km->gens[ev[i].slot] == ev[i].generation) {
+			} else if (kmon_event_live(km, &ev[i])) {
 				mrc_cache_event(mon->cache, ev[i].cookie, ev[i].start,
 						ev[i].end, kmon_cause(ev[i].cause));
 				reported++;

@@ -6,7 +6,8 @@
  * clears the word at once, and the library re-arms the watch (REVALIDATE)
  * because the pages did not move: the next get must hit with no new
  * registration, and the oracle must see fresh bytes through the old
- * registration.  Negative control: MADV_DONTNEED of the range then a write
+ * registration; two regions of one window are re-armed by one drain.
+ * Negative control: MADV_DONTNEED of the range then a write
  * (new pages) must miss, re-register, and read fresh.  Runs only where the
  * kernel monitor starts (the guest); skips elsewhere.
  */
@@ -61,11 +62,13 @@ int main(void)
 	memset(p, 1, WINDOW);	/* present pages: WATCH can fingerprint them */
 
 	CHECK_EQ(get_check(&o, c, p), ORACLE_FRESH);
+	CHECK_EQ(get_check(&o, c, p + WINDOW / 4), ORACLE_FRESH);
 	before = registrations(c);
 
-	/* The split: CLEAR over [p, p + 2 MiB), no page of the range moves. */
+	/* The split: CLEAR over [p, p + 2 MiB), no page of either range moves. */
 	CHECK_EQ(mprotect(p + WINDOW / 2, 4096, PROT_READ), 0);
 	CHECK_EQ(get_check(&o, c, p), ORACLE_FRESH);
+	CHECK_EQ(get_check(&o, c, p + WINDOW / 4), ORACLE_FRESH);
 	CHECK_EQ(registrations(c), before);
 	printf("mprotect split in the window: %llu registrations (before: %llu)\n",
 	       (unsigned long long)registrations(c), (unsigned long long)before);
