@@ -34,6 +34,7 @@ check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
 guest-bench: guest-tests kmod
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
 	  --results $(GUEST_OUT)/bench-results.txt --suites "$(abspath tests/guest/bench.sh)" \
+	  --modules "$(GUEST_MODULES)" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
 
 # The stress and leak tests at full size (10^5 each), about 6 minutes.
