@@ -48,8 +48,8 @@ struct mrmon_watch {
 	u64 fingerprint;	/* the pages at WATCH (mrmon_snapshot.c) */
 	u32 slot;
 	bool has_snapshot;	/* fingerprint valid; under ctx->mutex */
-	bool changed;		/* saw an event REVALIDATE cannot undo;
-				   under ctx->lock */
+	/* saw an event REVALIDATE cannot undo; under ctx->lock */
+	bool changed;
 };
 
 static inline unsigned long mrmon_watch_start(const struct mrmon_watch *w)
@@ -81,11 +81,12 @@ struct mrmon_ctx {
 	struct user_struct *user;	/* the opener's; charged (mrmon_charge.c) */
 	bool unlimited;			/* opener had CAP_IPC_LOCK */
 	struct mutex mutex;
-	spinlock_t lock;
+	spinlock_t lock;		/* see the top of the file */
 	wait_queue_head_t wq;		/* readers and pollers */
 
 	/* Set once by SETUP, then immutable; readers check setup_done
-	 * with an acquire load first. */
+	 * with an acquire load first.
+	 */
 	int setup_done;
 	u32 nslots, nevents;
 	struct page **pages;		/* header page + words */
@@ -137,7 +138,17 @@ int mrmon_charge(struct mrmon_ctx *ctx, size_t bytes);
 void mrmon_uncharge(struct mrmon_ctx *ctx, size_t bytes);
 void mrmon_uncharge_all(struct mrmon_ctx *ctx);
 
-/* mrmon_main.c: limits (module parameters) */
-extern unsigned int mrmon_max_slots, mrmon_max_events, mrmon_max_batch;
+/* mrmon_main.c: limits (module parameters; root sets them any time) */
+struct mrmon_limit {
+	unsigned int value;	/* READ_ONCE: a write may race */
+	unsigned int ceiling;	/* even root cannot go past it */
+};
+
+extern struct mrmon_limit mrmon_max_slots, mrmon_max_events, mrmon_max_batch;
+
+static inline unsigned int mrmon_limit(const struct mrmon_limit *limit)
+{
+	return READ_ONCE(limit->value);
+}
 
 #endif

@@ -27,9 +27,9 @@ static long mrmon_handshake(void __user *uarg)
 	hs.abi_version = MRMON_ABI_VERSION;
 	hs.features = MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH |
 		      MRMON_FEATURE_REVALIDATE;
-	hs.max_slots = mrmon_max_slots;
-	hs.max_events = mrmon_max_events;
-	hs.max_batch = mrmon_max_batch;
+	hs.max_slots = mrmon_limit(&mrmon_max_slots);
+	hs.max_events = mrmon_limit(&mrmon_max_events);
+	hs.max_batch = mrmon_limit(&mrmon_max_batch);
 	hs.header_size = PAGE_SIZE;
 	hs.event_size = sizeof(struct mrmon_event);
 	if (copy_to_user(uarg, &hs, sizeof(hs)))
@@ -74,7 +74,8 @@ static int mrmon_batch_one(struct mrmon_ctx *ctx, unsigned int cmd,
 		ret = mrmon_revalidate_one(ctx, &e.u);
 		if (!ret && copy_to_user(ue, &e.u, esize)) {
 			/* The caller cannot learn the new word: keep the old
-			 * generation so it can still unwatch. */
+			 * generation so it can still unwatch.
+			 */
 			if (e.u.expected && e.u.expected != old)
 				mrmon_revalidate_undo(ctx, e.u.slot, old);
 			ret = -EFAULT;
@@ -108,8 +109,9 @@ static long mrmon_batch(struct mrmon_ctx *ctx, unsigned int cmd, void __user *ua
 	if (b.flags || b.pad || b.done ||
 	    !mrmon_zero(b.reserved, ARRAY_SIZE(b.reserved)))
 		return -EINVAL;
-	if (!b.count || b.count > mrmon_max_batch)
+	if (!b.count || b.count > mrmon_limit(&mrmon_max_batch))
 		return -EINVAL;
+	/* Pairs with mrmon_setup()'s release: slots and words exist. */
 	if (!smp_load_acquire(&ctx->setup_done))
 		return -EBADFD;
 

@@ -22,43 +22,46 @@
  * bytes).  Every descriptor's memory is also charged to its user
  * (mrmon_charge.c), which is what bounds an unprivileged user.
  */
-#define MRMON_SLOTS_CEILING	(1u << 21)
-#define MRMON_EVENTS_CEILING	(1u << 20)
-#define MRMON_BATCH_CEILING	(1u << 16)
+#define MRMON_SLOTS_CEILING	BIT(21)
+#define MRMON_EVENTS_CEILING	BIT(20)
+#define MRMON_BATCH_CEILING	BIT(16)
 
-static int mrmon_param_set(const char *val, const struct kernel_param *kp,
-			   unsigned int ceiling)
+struct mrmon_limit mrmon_max_slots = { BIT(16), MRMON_SLOTS_CEILING };
+struct mrmon_limit mrmon_max_events = { BIT(16), MRMON_EVENTS_CEILING };
+struct mrmon_limit mrmon_max_batch = { 1024, MRMON_BATCH_CEILING };
+
+static int mrmon_limit_set(const char *val, const struct kernel_param *kp)
 {
+	struct mrmon_limit *limit = kp->arg;
 	unsigned int v;
 	int rc = kstrtouint(val, 0, &v);
 
 	if (rc)
 		return rc;
-	if (!v || v > ceiling)
+	if (!v || v > limit->ceiling)
 		return -EINVAL;
-	*(unsigned int *)kp->arg = v;
+	WRITE_ONCE(limit->value, v);
 	return 0;
 }
 
-#define MRMON_BOUNDED_PARAM(name, var, init, ceiling, desc)			\
-	unsigned int var = init;						\
-	static int var##_set(const char *val, const struct kernel_param *kp)	\
-	{									\
-		return mrmon_param_set(val, kp, ceiling);			\
-	}									\
-	static const struct kernel_param_ops var##_ops = {			\
-		.set = var##_set,						\
-		.get = param_get_uint,						\
-	};									\
-	module_param_cb(name, &var##_ops, &var, 0644);				\
-	MODULE_PARM_DESC(name, desc " (1.." #ceiling ")")
+static int mrmon_limit_get(char *buf, const struct kernel_param *kp)
+{
+	const struct mrmon_limit *limit = kp->arg;
 
-MRMON_BOUNDED_PARAM(max_slots, mrmon_max_slots, 1u << 16, MRMON_SLOTS_CEILING,
-		    "Largest number of watches per descriptor");
-MRMON_BOUNDED_PARAM(max_events, mrmon_max_events, 1u << 16, MRMON_EVENTS_CEILING,
-		    "Largest event queue per descriptor");
-MRMON_BOUNDED_PARAM(max_batch, mrmon_max_batch, 1024, MRMON_BATCH_CEILING,
-		    "Largest WATCH/UNWATCH/REVALIDATE batch");
+	return sysfs_emit(buf, "%u\n", READ_ONCE(limit->value));
+}
+
+static const struct kernel_param_ops mrmon_limit_ops = {
+	.set = mrmon_limit_set,
+	.get = mrmon_limit_get,
+};
+
+module_param_cb(max_slots, &mrmon_limit_ops, &mrmon_max_slots, 0644);
+MODULE_PARM_DESC(max_slots, "Largest number of watches per descriptor (1..2^21)");
+module_param_cb(max_events, &mrmon_limit_ops, &mrmon_max_events, 0644);
+MODULE_PARM_DESC(max_events, "Largest event queue per descriptor (1..2^20)");
+module_param_cb(max_batch, &mrmon_limit_ops, &mrmon_max_batch, 0644);
+MODULE_PARM_DESC(max_batch, "Largest WATCH/UNWATCH/REVALIDATE batch (1..2^16)");
 
 static int mrmon_open(struct inode *inode, struct file *file)
 {
@@ -124,13 +127,15 @@ static void mrmon_vma_flags(struct vm_area_struct *vma)
 }
 
 /* Runs with mmap_lock held for writing: takes no context lock (WATCH
- * holds ctx->mutex while it may take mmap_lock). */
+ * holds ctx->mutex while it may take mmap_lock).
+ */
 static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct mrmon_ctx *ctx = file->private_data;
 
 	if (vma->vm_mm != ctx->mm || current->mm != ctx->mm)
 		return -EPERM;
+	/* Pairs with mrmon_setup()'s release: the map is complete. */
 	if (!smp_load_acquire(&ctx->setup_done))
 		return -EBADFD;
 	if (vma->vm_flags & VM_WRITE)
@@ -154,6 +159,7 @@ static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 
 	if (current->mm != ctx->mm)
 		return -EPERM;
+	/* Pairs with mrmon_setup()'s release: the ring is complete. */
 	if (!smp_load_acquire(&ctx->setup_done))
 		return -EBADFD;
 	if (!want)
@@ -184,6 +190,7 @@ static __poll_t mrmon_poll(struct file *file, poll_table *wait)
 {
 	struct mrmon_ctx *ctx = file->private_data;
 
+	/* The acquire pairs with mrmon_setup()'s release. */
 	if (current->mm != ctx->mm || !smp_load_acquire(&ctx->setup_done))
 		return EPOLLERR;
 	poll_wait(file, &ctx->wq, wait);

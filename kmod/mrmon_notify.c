@@ -136,7 +136,8 @@ static bool mrmon_invalidate(struct mmu_interval_notifier *sub,
 
 	spin_lock(&ctx->lock);
 	/* Every event, even one that changes no PFN, fails a snapshot that
-	 * overlaps it (mrmon_snapshot.c): one rule, no case to get wrong. */
+	 * overlaps it (mrmon_snapshot.c): one rule, no case to get wrong.
+	 */
 	mmu_interval_set_seq(sub, cur_seq);
 	if (cause) {
 		if (cause != MRMON_CAUSE_CLEAR)
@@ -183,7 +184,8 @@ bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev)
 }
 
 /* Events popped but not delivered (copy_to_user failed): user space must
- * rescan, so report an overflow instead of losing them silently. */
+ * rescan, so report an overflow instead of losing them silently.
+ */
 void mrmon_event_unpop_lost(struct mrmon_ctx *ctx)
 {
 	spin_lock(&ctx->lock);

@@ -77,8 +77,8 @@ long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 	if (su.flags || su.pad || su.map_size ||
 	    !mrmon_zero(su.reserved, ARRAY_SIZE(su.reserved)))
 		return -EINVAL;
-	if (!su.nslots || su.nslots > mrmon_max_slots ||
-	    !su.nevents || su.nevents > mrmon_max_events)
+	if (!su.nslots || su.nslots > mrmon_limit(&mrmon_max_slots) ||
+	    !su.nevents || su.nevents > mrmon_limit(&mrmon_max_events))
 		return -EINVAL;
 	if (ctx->setup_done)
 		return -EBUSY;

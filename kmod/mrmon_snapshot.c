@@ -37,12 +37,13 @@
 
 #define MRMON_SNAPSHOT_CHUNK	64	/* PFNs per hmm_range_fault() call */
 /* Beyond this a watch gets no snapshot (its CLEARs re-register). */
-#define MRMON_SNAPSHOT_MAX_PAGES (1ul << 20)
+#define MRMON_SNAPSHOT_MAX_PAGES BIT(20)
 
 static siphash_key_t mrmon_snapshot_key;
 
 /* Module load: a key user space cannot learn, so it cannot aim at a
- * collision of two page lists. */
+ * collision of two page lists.
+ */
 void mrmon_snapshot_key_init(void)
 {
 	get_random_bytes(&mrmon_snapshot_key, sizeof(mrmon_snapshot_key));
@@ -98,7 +99,8 @@ int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, u64 *fingerprint)
 	lockdep_assert_held(&w->ctx->mutex);
 	if ((end - mrmon_watch_start(w)) >> PAGE_SHIFT > MRMON_SNAPSHOT_MAX_PAGES)
 		return -E2BIG;
-	mmap_read_lock(w->ctx->mm);
+	if (mmap_read_lock_killable(w->ctx->mm))
+		return -EINTR;
 	for (addr = mrmon_watch_start(w); addr < end && !ret; addr = range.end) {
 		range.start = addr;
 		range.end = min(end, addr + MRMON_SNAPSHOT_CHUNK * PAGE_SIZE);

@@ -40,7 +40,8 @@
 static struct kmem_cache *mrmon_watch_cache;
 
 /* What one watch costs, for the per-user charge: the watch and about its
- * share of the slot xarray's nodes. */
+ * share of the slot xarray's nodes.
+ */
 #define MRMON_WATCH_CHARGE	(sizeof(struct mrmon_watch) + 16)
 
 int mrmon_watch_cache_init(void)
@@ -57,6 +58,7 @@ void mrmon_watch_cache_exit(void)
 static void mrmon_word_set(struct mrmon_ctx *ctx, u32 slot, u64 value)
 {
 	lockdep_assert_held(&ctx->lock);
+	/* The hit path's acquire load of the word pairs with this. */
 	smp_store_release(&ctx->words[slot], value);
 }
 
@@ -138,7 +140,8 @@ int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r)
 	start = r->start & PAGE_MASK;
 	end = PAGE_ALIGN(r->start + r->len);
 	/* The sum does not overflow, so only the rounding can wrap, to 0
-	 * (for start 0, `end < r->start` would miss it). */
+	 * (for start 0, `end < r->start` would miss it).
+	 */
 	if (!end || end > TASK_SIZE)
 		return -EINVAL;
 
@@ -249,7 +252,8 @@ int mrmon_revalidate_one(struct mrmon_ctx *ctx, struct mrmon_unwatch_entry *e)
 }
 
 /* Under ctx->mutex: REVALIDATE's result could not reach the caller; go
- * back to the generation it knows, with the word clear. */
+ * back to the generation it knows, with the word clear.
+ */
 void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected)
 {
 	struct mrmon_watch *w = xa_load(&ctx->watches, slot);

@@ -39,8 +39,8 @@
 #define MRMON_FEATURE_EVENTS	 (1ull << 0) /* read()/poll() event queue */
 #define MRMON_FEATURE_BATCH	 (1ull << 1) /* WATCH/UNWATCH take batches */
 /* bit 2 was ABI 1's PFN_CHECK; never reported again */
-#define MRMON_FEATURE_REVALIDATE (1ull << 3) /* MRMON_RANGE_SNAPSHOT and
-						MRMON_IOC_REVALIDATE */
+/* MRMON_RANGE_SNAPSHOT and MRMON_IOC_REVALIDATE */
+#define MRMON_FEATURE_REVALIDATE (1ull << 3)
 
 struct mrmon_handshake {
 	__u32 abi_version;	/* in: MRMON_ABI_VERSION; out: the module's */
@@ -64,10 +64,11 @@ struct mrmon_setup {
 	__u64 reserved[2];	/* 0 */
 };
 
-/* mrmon_range.flags */
-#define MRMON_RANGE_SNAPSHOT	(1u << 0) /* record the pages mapped now, so
-					     REVALIDATE can re-arm the watch
-					     after a CLEAR that left them */
+/*
+ * mrmon_range.flags: MRMON_RANGE_SNAPSHOT records the pages mapped now, so
+ * REVALIDATE can re-arm the watch after a CLEAR that left them.
+ */
+#define MRMON_RANGE_SNAPSHOT	(1u << 0)
 
 /* One WATCH entry. */
 struct mrmon_range {
@@ -118,10 +119,11 @@ struct mrmon_header {
 
 enum mrmon_cause {
 	MRMON_CAUSE_UNMAP = 1,		/* munmap, mremap, MAP_FIXED over */
-	MRMON_CAUSE_CLEAR = 2,		/* pages zapped, replaced or split
-					   (madvise, COW after fork, collapse,
-					   a VMA or huge-page split): the one
-					   cause REVALIDATE can undo */
+	/*
+	 * CLEAR: pages zapped, replaced or split (madvise, COW after fork,
+	 * collapse, a VMA or huge-page split): the one cause REVALIDATE can undo
+	 */
+	MRMON_CAUSE_CLEAR = 2,
 	MRMON_CAUSE_RELEASE = 3,	/* the address space is torn down */
 	MRMON_CAUSE_MIGRATE = 4,	/* pages moved (device memory) */
 	MRMON_CAUSE_EXCLUSIVE = 5,	/* device-exclusive access taken */
@@ -140,7 +142,8 @@ struct mrmon_event {
 };
 
 /* 0xBB: free in Documentation/userspace-api/ioctl/ioctl-number.rst
- * (0xB7 is nsfs and remoteproc, 0xB8 mshv, 0xBA liveupdate). */
+ * (0xB7 is nsfs and remoteproc, 0xB8 mshv, 0xBA liveupdate).
+ */
 #define MRMON_IOC_MAGIC		0xBB
 #define MRMON_IOC_HANDSHAKE	_IOWR(MRMON_IOC_MAGIC, 0, struct mrmon_handshake)
 #define MRMON_IOC_SETUP		_IOWR(MRMON_IOC_MAGIC, 1, struct mrmon_setup)
