@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The kernel maintainers' checks on kmod/ and the uapi header, one result
+# line each: checkpatch.pl --strict (from Debian's linux-source-6.12) and
+# sparse with W=1 (make C=2) against every kernel's headers installed here
+# (6.1, the guest's, and 6.12 if present).  Each check has a control: a
+# planted defect must make it fail, or the check proves nothing.
+#   kmod-lint.sh --results FILE --work DIR
+set -u
+results= work=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--results) results=$2 ;; --work) work=$2 ;;
+	*) echo "kmod-lint.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift 2
+done
+[ -n "$results" ] && [ -n "$work" ] || { echo "usage: kmod-lint.sh --results FILE --work DIR" >&2; exit 2; }
+src=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+status=0
+result() {	# PASS|FAIL|SKIP name [detail]
+	echo "$1 kmod/$2${3:+: $3}"
+	echo "$1 kmod/$2" >>"$results"
+	[ "$1" != FAIL ] || status=1
+}
+
+# checkpatch.pl and the two data files it reads, from the source package.
+tools=$work/checkpatch
+tarball=$(ls /usr/src/linux-source-6.12*.tar.xz 2>/dev/null | head -n1)
+if [ ! -x "$tools/checkpatch.pl" ] && [ -n "$tarball" ]; then
+	rm -rf "$tools.tmp" && mkdir -p "$tools.tmp"
+	tar -xJf "$tarball" -C "$tools.tmp" --wildcards --strip-components=2 \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' &&
+		rm -rf "$tools" && mv "$tools.tmp" "$tools"
+fi
+checkpatch() {
+	perl "$tools/checkpatch.pl" --strict --no-tree --terse --show-types -f "$@" 2>&1 |
+		grep -v ': total: 0 errors, 0 warnings, 0 checks'
+}
+if [ ! -x "$tools/checkpatch.pl" ]; then
+	result SKIP checkpatch "no /usr/src/linux-source-6.12*.tar.xz (scripts/deps.sh installs it)"
+else
+	out=$(cd "$src" && checkpatch kmod/*.c kmod/*.h kmod/probes/*.c include/uapi/linux/mrmon.h)
+	if [ -z "$out" ]; then result PASS checkpatch; else result FAIL checkpatch; echo "$out"; fi
+	printf '// SPDX-License-Identifier: GPL-2.0\nint f(void) { return 0; }  \n' >"$work/bad.c"
+	if [ -n "$(checkpatch "$work/bad.c")" ]; then result PASS checkpatch-control
+	else result FAIL checkpatch-control "a planted defect went unreported"; fi
+fi
+
+# sparse and W=1: build a copy, as mk/kmod.mk does, forcing the checker.
+lint_build() {	# KDIR DIR FILES... -> compiler and sparse diagnostics
+	local kdir=$1 dir=$2
+	shift 2
+	rm -rf "$dir" && mkdir -p "$dir/include/uapi/linux"
+	cp "$@" "$dir/"
+	cp "$src/include/uapi/linux/mrmon.h" "$dir/include/uapi/linux/"
+	sh "$src/kmod/probe.sh" "$kdir" "$src/kmod" "$dir" >/dev/null 2>&1
+	MAKEFLAGS= make -C "$kdir" M="$dir" W=1 C=2 modules 2>&1 | grep -E 'warning:|error:'
+}
+command -v sparse >/dev/null || { result SKIP sparse "sparse not installed"; exit $status; }
+for kdir in /usr/src/linux-headers-*-amd64; do
+	[ -d "$kdir" ] || continue
+	kver=${kdir#/usr/src/linux-headers-}
+	out=$(lint_build "$kdir" "$work/build-$kver" "$src"/kmod/Kbuild "$src"/kmod/*.c "$src"/kmod/*.h)
+	if [ -z "$out" ]; then result PASS "sparse-w1-$kver"; else result FAIL "sparse-w1-$kver"; echo "$out"; fi
+done
+# The control: a user pointer dereferenced as a kernel one.
+mkdir -p "$work/control"
+printf '// SPDX-License-Identifier: GPL-2.0\n#include <linux/module.h>\nint mrmon_lint_bad(int __user *p);\nint mrmon_lint_bad(int __user *p) { return *p; }\nMODULE_LICENSE("GPL");\n' >"$work/control/bad.c"
+echo 'obj-m := bad.o' >"$work/control/Kbuild"
+kdir=$(ls -d /usr/src/linux-headers-*-amd64 | head -n1)
+if [ -n "$(lint_build "$kdir" "$work/build-control" "$work/control/Kbuild" "$work/control/bad.c")" ]; then
+	result PASS sparse-control
+else
+	result FAIL sparse-control "sparse did not see a __user dereference"
+fi
+exit $status
