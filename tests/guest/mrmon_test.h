@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mrmon_test.h - helpers for the module's guest tests: open, handshake,
- * setup and map /dev/mrmon; watch and unwatch one range; read events.
- * Functions return 0 or -errno, like the library.
+ * setup and map /dev/mrmon; watch, unwatch and revalidate one range; read
+ * events.  Functions return 0 or -errno, like the library.
  */
 #ifndef MRMON_TEST_H
 #define MRMON_TEST_H
@@ -68,10 +68,13 @@ static inline void mon_close(struct mon *m)
 	close(m->fd);
 }
 
-static inline int mon_watch(struct mon *m, const void *addr, size_t len,
-			    uint64_t cookie, uint32_t *slot, uint64_t *expected)
+/* WATCH one range with MRMON_RANGE_* flags. */
+static inline int mon_watch_flags(struct mon *m, const void *addr, size_t len,
+				  uint64_t cookie, uint32_t flags, uint32_t *slot,
+				  uint64_t *expected)
 {
-	struct mrmon_range r = { .start = (uintptr_t)addr, .len = len, .cookie = cookie };
+	struct mrmon_range r = { .start = (uintptr_t)addr, .len = len, .cookie = cookie,
+				 .flags = flags };
 	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
 	int rc = mon_ioctl(m->fd, MRMON_IOC_WATCH, &b);
 
@@ -82,12 +85,31 @@ static inline int mon_watch(struct mon *m, const void *addr, size_t len,
 	return rc;
 }
 
+static inline int mon_watch(struct mon *m, const void *addr, size_t len,
+			    uint64_t cookie, uint32_t *slot, uint64_t *expected)
+{
+	return mon_watch_flags(m, addr, len, cookie, 0, slot, expected);
+}
+
 static inline int mon_unwatch(struct mon *m, uint32_t slot, uint64_t expected)
 {
 	struct mrmon_unwatch_entry e = { .slot = slot, .expected = expected };
 	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
 
 	return mon_ioctl(m->fd, MRMON_IOC_UNWATCH, &b);
+}
+
+/* REVALIDATE one watch: *expected becomes the word's value (the same one
+ * if it was never cleared, a new one if re-armed) or 0. */
+static inline int mon_revalidate(struct mon *m, uint32_t slot, uint64_t *expected)
+{
+	struct mrmon_unwatch_entry e = { .slot = slot, .expected = *expected };
+	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
+	int rc = mon_ioctl(m->fd, MRMON_IOC_REVALIDATE, &b);
+
+	if (!rc)
+		*expected = e.expected;
+	return rc;
 }
 
 /* The library's hit check. */
