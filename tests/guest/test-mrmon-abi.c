@@ -2,11 +2,23 @@
 /*
  * test-mrmon-abi: every ioctl field broken one at a time gives its
  * documented errno (docs/abi.md), and the same call with the field intact
- * succeeds (the control that the error comes from that field).
+ * succeeds (the control that the error comes from that field).  ABI 2:
+ * magic 0xBB (ABI 1's 0xB7 commands are unknown), output fields must be
+ * zero on input (HANDSHAKE's outputs, a WATCH entry's slot and expected),
+ * MRMON_RANGE_SNAPSHOT is the one WATCH flag, REVALIDATE checks its batch
+ * and entries like UNWATCH, an unknown command is ENOTTY even from another
+ * mm (before EPERM), and a 32-bit caller gets ENOTTY.
  */
 #include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stddef.h>
+#include <sys/wait.h>
 #include "mrmon_test.h"
+
+/* ABI 1's magic: its commands must be unknown now. */
+#define ABI1_MAGIC	0xB7
+#define MAX_BATCH_DEFAULT 1024
 
 static int fd;
 /* Not a user address; volatile keeps the compiler from checking it. */
@@ -23,6 +35,14 @@ static int hs_with(size_t off, uint64_t val, size_t width)
 
 static void check_handshake(void)
 {
+	static const struct { size_t off, width; } outputs[] = {
+		{ offsetof(struct mrmon_handshake, features), 8 },
+		{ offsetof(struct mrmon_handshake, max_slots), 4 },
+		{ offsetof(struct mrmon_handshake, max_events), 4 },
+		{ offsetof(struct mrmon_handshake, max_batch), 4 },
+		{ offsetof(struct mrmon_handshake, header_size), 4 },
+		{ offsetof(struct mrmon_handshake, event_size), 4 },
+	};
 	struct mrmon_handshake hs = { .abi_version = 999 };
 
 	CHECK_EQ(hs_with(0, 0, 0), 0);
@@ -30,11 +50,110 @@ static void check_handshake(void)
 	CHECK_EQ(hs_with(offsetof(struct mrmon_handshake, pad), 1, 4), -EINVAL);
 	for (int i = 0; i < 4; i++)
 		CHECK_EQ(hs_with(offsetof(struct mrmon_handshake, reserved) + 8 * i, 1, 8), -EINVAL);
+	/* Outputs are zero on input, so they can become inputs later. */
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++)
+		CHECK_EQ(hs_with(outputs[i].off, 1, outputs[i].width), -EINVAL);
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &hs), -EPROTONOSUPPORT);
 	CHECK_EQ(hs.abi_version, MRMON_ABI_VERSION);
+	hs = (struct mrmon_handshake){ .abi_version = 1 };
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &hs), -EPROTONOSUPPORT);
+	CHECK_EQ(hs.abi_version, 2);
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, (void *)8), -EFAULT);
 	CHECK_EQ(mon_ioctl(fd, _IOWR(MRMON_IOC_MAGIC, 99, struct mrmon_batch), &hs), -ENOTTY);
+	CHECK_EQ(mon_ioctl(fd, _IOWR(MRMON_IOC_MAGIC, 5, struct mrmon_batch), &hs), -ENOTTY);
 	CHECK_EQ(mon_ioctl(fd, _IOWR('T', 0, struct mrmon_batch), &hs), -ENOTTY);
+	/* ABI 1's commands, valid arguments and all: unknown.  The same
+	 * struct under magic 0xBB is the control. */
+	hs = (struct mrmon_handshake){ .abi_version = MRMON_ABI_VERSION };
+	CHECK_EQ(mon_ioctl(fd, _IOWR(ABI1_MAGIC, 0, struct mrmon_handshake), &hs), -ENOTTY);
+	CHECK_EQ(mon_ioctl(fd, _IOWR(0xBB, 0, struct mrmon_handshake), &hs), 0);
+}
+
+/* An ioctl through the 32-bit system call entry (int $0x80: ia32 ioctl is
+ * 54), as a 32-bit process makes it; the argument must be below 4 GiB.
+ * Returns 0 or -errno, as the kernel does. */
+static int ia32_ioctl(int dfd, uint32_t cmd, uint32_t arg)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(54), "b"(dfd), "c"(cmd), "d"(arg)
+			 : "memory", "r8", "r9", "r10", "r11");
+	return (int)ret;
+}
+
+static sigjmp_buf ia32_missing;
+
+static void no_ia32(int sig)
+{
+	siglongjmp(ia32_missing, 1);
+}
+
+/* The ABI is 64-bit only: every command from a 32-bit caller is ENOTTY.
+ * Controls: the same call through the 64-bit entry works, and a generic
+ * ioctl (FIONCLEX) through the 32-bit entry reaches the descriptor. */
+static void check_compat(void)
+{
+	struct mrmon_handshake *hs = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	uint32_t arg = (uint32_t)(uintptr_t)hs;
+	int rc;
+
+	CHECK(hs != MAP_FAILED && (uintptr_t)hs < (1ull << 32));
+	if (hs == MAP_FAILED)
+		return;
+	/* A kernel without ia32 emulation answers int $0x80 with SIGSEGV. */
+	signal(SIGSEGV, no_ia32);
+	rc = sigsetjmp(ia32_missing, 1) ? -ENOSYS : ia32_ioctl(fd, FIONCLEX, 0);
+	signal(SIGSEGV, SIG_DFL);
+	if (rc == -ENOSYS) {
+		printf("no 32-bit system calls in this kernel: compat check skipped\n");
+		munmap(hs, PAGE);
+		return;
+	}
+	printf("32-bit entry reaches the descriptor (FIONCLEX): compat checks run\n");
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(fcntl(fd, F_GETFD), 0);
+	CHECK_EQ(ia32_ioctl(fd, FIOCLEX, 0), 0);
+	CHECK_EQ(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	*hs = (struct mrmon_handshake){ .abi_version = MRMON_ABI_VERSION };
+	CHECK_EQ(ia32_ioctl(fd, MRMON_IOC_HANDSHAKE, arg), -ENOTTY);
+	CHECK_EQ(hs->features, 0);
+	CHECK_EQ(ia32_ioctl(fd, MRMON_IOC_WATCH, arg), -ENOTTY);
+	CHECK_EQ(ia32_ioctl(fd, MRMON_IOC_REVALIDATE, arg), -ENOTTY);
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, hs), 0);
+	CHECK(hs->features & MRMON_FEATURE_REVALIDATE);
+	munmap(hs, PAGE);
+}
+
+/* A forked child (another mm): an unknown command is ENOTTY there too,
+ * before the owner check; a known one is EPERM (the control that the
+ * child is refused at all). */
+static int foreign_child(void)
+{
+	struct mrmon_handshake hs = { .abi_version = MRMON_ABI_VERSION };
+	struct mrmon_unwatch_entry e = { 0 };
+	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
+
+	CHECK_EQ(mon_ioctl(fd, _IOWR(MRMON_IOC_MAGIC, 99, struct mrmon_batch), &hs), -ENOTTY);
+	CHECK_EQ(mon_ioctl(fd, _IOWR(MRMON_IOC_MAGIC, 5, struct mrmon_batch), &b), -ENOTTY);
+	CHECK_EQ(mon_ioctl(fd, _IOWR(ABI1_MAGIC, 0, struct mrmon_handshake), &hs), -ENOTTY);
+	CHECK_EQ(mon_ioctl(fd, _IOWR('T', 0, struct mrmon_batch), &hs), -ENOTTY);
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &hs), -EPERM);
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), -EPERM);
+	return test_result();
+}
+
+static void check_foreign(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(foreign_child());
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 static int setup_with(size_t off, uint64_t val, size_t width)
@@ -53,6 +172,7 @@ static void check_before_setup(void)
 
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_WATCH, &b), -EBADFD);
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_UNWATCH, &b), -EBADFD);
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), -EBADFD);
 	CHECK(mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EBADFD);
 	CHECK(read(fd, &ev, sizeof(ev)) < 0 && errno == EBADFD);
 }
@@ -103,10 +223,16 @@ static int batch_with(unsigned long cmd, void *entries, size_t off, uint64_t val
 	return mon_ioctl(fd, cmd, &b);
 }
 
+/* WATCH one entry as given (slot and expected too); *r gets the outputs. */
+static int watch_entry(struct mrmon_range *r)
+{
+	return batch_with(MRMON_IOC_WATCH, r, 0, 0, 0);
+}
+
 static int watch_range(uint64_t start, uint64_t len, uint32_t flags, struct mrmon_range *out)
 {
 	struct mrmon_range r = { .start = start, .len = len, .flags = flags };
-	int rc = batch_with(MRMON_IOC_WATCH, &r, 0, 0, 0);
+	int rc = watch_entry(&r);
 
 	if (out)
 		*out = r;
@@ -120,13 +246,54 @@ static int unwatch_entry(uint32_t slot, uint32_t flags, uint64_t expected)
 	return batch_with(MRMON_IOC_UNWATCH, &e, 0, 0, 0);
 }
 
+/* REVALIDATE one entry; *expected gets what the module wrote back. */
+static int revalidate_entry(uint32_t slot, uint32_t flags, uint64_t *expected)
+{
+	struct mrmon_unwatch_entry e = { .slot = slot, .flags = flags, .expected = *expected };
+	int rc = batch_with(MRMON_IOC_REVALIDATE, &e, 0, 0, 0);
+
+	*expected = e.expected;
+	return rc;
+}
+
+/* count = max_batch is accepted: each batch runs until its first entry
+ * fails for that entry's own reason (nslots = 4 here). */
+static void check_max_batch(struct mrmon_handshake *hs, char *mem)
+{
+	struct mrmon_range *r = calloc(hs->max_batch, sizeof(*r));
+	struct mrmon_unwatch_entry *u = calloc(hs->max_batch, sizeof(*u));
+	struct mrmon_batch b = { .entries = (uintptr_t)r, .count = hs->max_batch };
+
+	CHECK(r && u);
+	if (!r || !u)
+		return;
+	for (uint32_t i = 0; i < hs->max_batch; i++)
+		r[i] = (struct mrmon_range){ .start = (uintptr_t)mem, .len = PAGE };
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_WATCH, &b), -ENOSPC);
+	CHECK_EQ(b.done, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		u[i] = (struct mrmon_unwatch_entry){ .slot = r[i].slot, .expected = r[i].expected };
+	/* u[4] and on name slot 0 with generation 0: stale. */
+	b = (struct mrmon_batch){ .entries = (uintptr_t)u, .count = hs->max_batch };
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), -ESTALE);
+	CHECK_EQ(b.done, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		CHECK_EQ(u[i].expected, r[i].expected);	/* still valid: the same */
+	b = (struct mrmon_batch){ .entries = (uintptr_t)u, .count = hs->max_batch };
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_UNWATCH, &b), -ESTALE);
+	CHECK_EQ(b.done, 4);
+	free(r);
+	free(u);
+}
+
 static void check_batch(struct mrmon_handshake *hs, char *mem)
 {
 	struct mrmon_range r[2] = { { .start = (uintptr_t)mem, .len = PAGE } };
 	struct mrmon_batch b = { .entries = (uintptr_t)r, .count = 2 };
-	unsigned long cmds[2] = { MRMON_IOC_WATCH, MRMON_IOC_UNWATCH };
+	unsigned long cmds[3] = { MRMON_IOC_WATCH, MRMON_IOC_UNWATCH, MRMON_IOC_REVALIDATE };
 
-	for (int c = 0; c < 2; c++) {
+	CHECK_EQ(hs->max_batch, MAX_BATCH_DEFAULT);
+	for (int c = 0; c < 3; c++) {
 		CHECK_EQ(batch_with(cmds[c], r, offsetof(struct mrmon_batch, flags), 1, 4), -EINVAL);
 		CHECK_EQ(batch_with(cmds[c], r, offsetof(struct mrmon_batch, pad), 1, 4), -EINVAL);
 		CHECK_EQ(batch_with(cmds[c], r, offsetof(struct mrmon_batch, done), 1, 4), -EINVAL);
@@ -142,13 +309,28 @@ static void check_batch(struct mrmon_handshake *hs, char *mem)
 	CHECK_EQ(b.done, 1);
 	CHECK(r[0].expected & MRMON_WORD_VALID);
 	CHECK_EQ(unwatch_entry(r[0].slot, 0, r[0].expected), 0);
+	check_max_batch(hs, mem);
 }
 
 static void check_ranges(char *mem)
 {
 	struct mrmon_range r;
+	uint64_t e;
 
-	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 1, NULL), -EINVAL);
+	/* SNAPSHOT is the one flag; the control takes a slot, given back. */
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, MRMON_RANGE_SNAPSHOT, &r), 0);
+	CHECK(r.expected & MRMON_WORD_VALID);
+	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), 0);
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 2, NULL), -EINVAL);
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, MRMON_RANGE_SNAPSHOT | 1u << 31, NULL), -EINVAL);
+	/* slot and expected are outputs: zero on input. */
+	r = (struct mrmon_range){ .start = (uintptr_t)mem, .len = PAGE, .slot = 1 };
+	CHECK_EQ(watch_entry(&r), -EINVAL);
+	r = (struct mrmon_range){ .start = (uintptr_t)mem, .len = PAGE, .expected = 3 };
+	CHECK_EQ(watch_entry(&r), -EINVAL);
+	r = (struct mrmon_range){ .start = (uintptr_t)mem, .len = PAGE, .cookie = ~0ull };
+	CHECK_EQ(watch_entry(&r), 0);
+	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), 0);
 	CHECK_EQ(watch_range((uintptr_t)mem, 0, 0, NULL), -EINVAL);
 	CHECK_EQ(watch_range(~0ull - 100, 200, 0, NULL), -EINVAL);
 	CHECK_EQ(watch_range(~0ull - 2 * PAGE, PAGE, 0, NULL), -EINVAL);	/* end rounds past 2^64 */
@@ -156,6 +338,28 @@ static void check_ranges(char *mem)
 	/* Rounded to pages; an unmapped range can be watched. */
 	CHECK_EQ(watch_range((uintptr_t)mem + 10, 1, 0, &r), 0);
 	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), 0);
+
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, MRMON_RANGE_SNAPSHOT, &r), 0);
+	e = r.expected;
+	CHECK_EQ(revalidate_entry(4, 0, &e), -EINVAL);			/* slot >= nslots */
+	CHECK_EQ(revalidate_entry(~0u, 0, &e), -EINVAL);
+	CHECK_EQ(revalidate_entry(r.slot, 1, &e), -EINVAL);		/* flags */
+	CHECK_EQ(revalidate_entry(r.slot, 1u << 31, &e), -EINVAL);
+	e = r.expected + 2;
+	CHECK_EQ(revalidate_entry(r.slot, 0, &e), -ESTALE);		/* generation */
+	e = r.expected - 2;
+	CHECK_EQ(revalidate_entry(r.slot, 0, &e), -ESTALE);
+	e = (r.slot + 1) % 4;
+	CHECK_EQ(revalidate_entry((r.slot + 1) % 4, 0, &e), -ESTALE);	/* no watch there */
+	e = r.expected;
+	CHECK_EQ(revalidate_entry(r.slot, 0, &e), 0);			/* control */
+	CHECK_EQ(e, r.expected);					/* still valid: the same */
+	e = r.expected & ~1ull;
+	CHECK_EQ(revalidate_entry(r.slot, 0, &e), 0);			/* valid bit ignored */
+	CHECK_EQ(e, r.expected);
+	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), 0);
+	e = r.expected;
+	CHECK_EQ(revalidate_entry(r.slot, 0, &e), -ESTALE);		/* unwatched */
 
 	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 0, &r), 0);
 	CHECK_EQ(unwatch_entry(4, 0, r.expected), -EINVAL);		/* slot >= nslots */
@@ -245,10 +449,15 @@ int main(void)
 	if (fd < 0)
 		SKIP("/dev/mrmon missing");
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &hs), 0);
-	CHECK(hs.features & MRMON_FEATURE_EVENTS);
+	CHECK_EQ(hs.abi_version, 2);
+	CHECK_EQ(hs.features, MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH | MRMON_FEATURE_REVALIDATE);
+	CHECK(!(hs.features & 1ull << 2));	/* ABI 1's PFN_CHECK, never again */
+	CHECK_EQ(hs.max_slots, 65536);		/* the default */
 	CHECK_EQ(hs.event_size, sizeof(struct mrmon_event));
 	CHECK_EQ(hs.header_size, PAGE);
 	check_handshake();
+	check_compat();
+	check_foreign();
 	check_before_setup();
 	check_setup(&hs);
 	check_mmap();
