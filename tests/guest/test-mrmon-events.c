@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-mrmon-events: every row of the event table in docs/mrmon.md.  Each
- * operation runs on a fresh watched mapping; the word must be invalid (with
- * the documented cause) or still valid, as the table says.  Every row runs
- * twice: with the module's PFN check on and off (pfn_check parameter).
- * With it off every CLEAR invalidates: that pass is the control that the
- * "stays valid" rows of split operations are the check's doing, and the
- * "invalid" rows of both passes are the control for the "valid" rows.
+ * operation runs on a fresh mapping watched with MRMON_RANGE_SNAPSHOT; the
+ * word must be invalid (with the documented cause) or still valid, as the
+ * table says.  Every CLEAR invalidates at once, the splits' included.
+ * Then each row is REVALIDATEd: a split that left the watched pages where
+ * they were must come back valid with a new generation, and every real
+ * change (DONTNEED then touch, COW after fork, MAP_FIXED over, munmap,
+ * mremap, a collapse) must stay invalid: those rows are the negative
+ * controls of the split rows, and the reverse.  A word that was never
+ * cleared comes back unchanged.
  */
+#include <liburing.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -16,20 +20,11 @@
 #define HUGE (2ul << 20)
 
 static struct mon m;
-static int pfn_on;
+static struct io_uring ring;
 /* Events read so far: one operation can report several watches. */
 static struct mrmon_event seen_ev[256];
 static int nseen;
-
-static int set_pfn_check(int on)
-{
-	FILE *f = fopen("/sys/module/mrmon/parameters/pfn_check", "w");
-
-	if (!f)
-		return -errno;
-	fprintf(f, "%d\n", on);
-	return fclose(f) ? -errno : 0;
-}
+static uint64_t rearmed;	/* what the header's revalidations must say */
 
 struct watch {
 	uint32_t slot;
@@ -40,33 +35,56 @@ static struct watch watch(const void *p, size_t len)
 {
 	struct watch w = { 0, 0 };
 
-	CHECK_EQ(mon_watch(&m, p, len, (uintptr_t)p, &w.slot, &w.expected), 0);
+	CHECK_EQ(mon_watch_flags(&m, p, len, (uintptr_t)p, MRMON_RANGE_SNAPSHOT,
+				 &w.slot, &w.expected), 0);
 	return w;
 }
 
-/* The row's verdict; drains events and unwatches. */
-static void expect(const char *row, struct watch w, int valid, uint32_t cause)
+/* The cause of the last event of this watch's generation, or 0. */
+static uint32_t cause_seen(struct watch w)
 {
 	int n = mon_events(&m, seen_ev + nseen, 256 - nseen);
-	int got = mon_valid(&m, w.slot, w.expected);
 	uint32_t seen = 0;
 
 	nseen += n > 0 ? n : 0;
 	for (int i = 0; i < nseen; i++)
 		if (seen_ev[i].slot == w.slot && seen_ev[i].generation == w.expected >> 1)
 			seen = seen_ev[i].cause;
+	return seen;
+}
 
-	printf("  %-28s pfn_check=%d  %s", row, pfn_on, got ? "valid" : "invalid");
+/*
+ * The row's verdict: valid or not now (with the cause), then after
+ * REVALIDATE (`revalid`); unwatches with whatever expected is current.
+ */
+static void expect(const char *row, struct watch w, int valid, uint32_t cause, int revalid)
+{
+	int got = mon_valid(&m, w.slot, w.expected), after;
+	uint32_t seen = cause_seen(w);
+	uint64_t e = w.expected;
+
+	CHECK_EQ(mon_revalidate(&m, w.slot, &e), 0);
+	after = e != 0 && mon_valid(&m, w.slot, e);
+	if (after && e != w.expected)
+		rearmed++;
+	printf("  %-34s %s", row, got ? "valid" : "invalid");
 	if (!got)
 		printf(" (cause %u)", seen);
-	printf("%s\n", got == valid ? "" : "   <-- WRONG");
-	if (got != valid)
-		test_failures++;
+	printf(", after REVALIDATE %s", after ? (e == w.expected ? "same" : "re-armed") : "0");
+	printf("%s\n", got == valid && after == revalid ? "" : "   <-- WRONG");
+	if (got != valid || after != revalid)
+		__atomic_fetch_add(&test_failures, 1, __ATOMIC_RELAXED);
 	if (!valid && cause)
 		CHECK_EQ(seen, cause);
 	if (valid)
 		CHECK_EQ(seen, 0);
-	CHECK_EQ(mon_unwatch(&m, w.slot, w.expected), 0);
+	if (valid)		/* never cleared: the same word back */
+		CHECK_EQ(e, w.expected);
+	else if (revalid)	/* re-armed: a new generation */
+		CHECK(e >> 1 > w.expected >> 1);
+	else
+		CHECK_EQ(e, 0);
+	CHECK_EQ(mon_unwatch(&m, w.slot, e ? e : w.expected), 0);
 }
 
 static char *map_small(size_t pages)
@@ -78,8 +96,9 @@ static char *map_small(size_t pages)
 	return p;
 }
 
-/* A 2 MiB-aligned block backed by one transparent huge page, or NULL. */
-static char *map_huge(void)
+/* A 2 MiB-aligned block; backed by one transparent huge page (or NULL
+ * when it cannot be), or by 4 KiB pages only. */
+static char *map_block(int huge)
 {
 	char *raw = mmap(NULL, 2 * HUGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -90,15 +109,21 @@ static char *map_huge(void)
 	if (raw == MAP_FAILED)
 		return NULL;
 	p = (char *)(((uintptr_t)raw + HUGE - 1) & ~(HUGE - 1));
-	madvise(p, HUGE, MADV_HUGEPAGE);
+	/* Only the aligned block stays: a split is then inside it. */
+	if (p > raw)
+		munmap(raw, p - raw);
+	munmap(p + HUGE, raw + HUGE - p);
+	madvise(p, HUGE, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	memset(p, 7, HUGE);
+	if (!huge)
+		return p;
 	f = fopen("/proc/self/smaps_rollup", "r");
 	while (f && fgets(line, sizeof(line), f))
 		sscanf(line, "AnonHugePages: %lu kB", &kb);
 	if (f)
 		fclose(f);
 	if (kb < 2048) {
-		munmap(raw, 2 * HUGE);
+		munmap(p, HUGE);
 		return NULL;
 	}
 	return p;
@@ -107,6 +132,7 @@ static char *map_huge(void)
 static void rows_small(void)
 {
 	struct watch w, w2;
+	struct iovec iov;
 	char *p, *q;
 	pid_t pid;
 	int fds[2], status;
@@ -115,52 +141,64 @@ static void rows_small(void)
 	p = map_small(2);
 	w = watch(p, 2 * PAGE);
 	munmap(p, 2 * PAGE);
-	expect("munmap", w, 0, MRMON_CAUSE_UNMAP);
+	expect("munmap", w, 0, MRMON_CAUSE_UNMAP, 0);
 
 	p = map_small(2);
 	w = watch(p, 2 * PAGE);
 	munmap(p + PAGE, PAGE);
-	expect("munmap of part", w, 0, MRMON_CAUSE_UNMAP);
+	expect("munmap of part", w, 0, MRMON_CAUSE_UNMAP, 0);
 	munmap(p, PAGE);
 
 	p = map_small(1);
 	w = watch(p, PAGE);
 	madvise(p, PAGE, MADV_DONTNEED);
-	expect("MADV_DONTNEED", w, 0, MRMON_CAUSE_CLEAR);
+	expect("MADV_DONTNEED", w, 0, MRMON_CAUSE_CLEAR, 0);
 	munmap(p, PAGE);
 
-	/* The PTE keeps its page (marked clean); only a later reclaim,
-	 * impossible for a pinned page, would drop it and CLEAR again. */
+	/* Pinned, as a registration holds it: the old page cannot be
+	 * freed, so the touch maps another one. */
+	p = map_small(1);
+	iov = (struct iovec){ p, PAGE };
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0);
+	w = watch(p, PAGE);
+	madvise(p, PAGE, MADV_DONTNEED);
+	p[0] = 3;
+	expect("MADV_DONTNEED, touch (pinned)", w, 0, MRMON_CAUSE_CLEAR, 0);
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0);
+	munmap(p, PAGE);
+
+	/* The PTE keeps its page (marked clean): the same PFN. */
 	p = map_small(1);
 	w = watch(p, PAGE);
 	madvise(p, PAGE, MADV_FREE);
-	expect("MADV_FREE", w, pfn_on, MRMON_CAUSE_CLEAR);
+	expect("MADV_FREE", w, 0, MRMON_CAUSE_CLEAR, 1);
 	munmap(p, PAGE);
 
 	p = map_small(1);
 	w = watch(p, PAGE);
 	q = mremap(p, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, p + 64 * PAGE);
-	expect("mremap move", w, 0, MRMON_CAUSE_UNMAP);
+	expect("mremap move", w, 0, MRMON_CAUSE_UNMAP, 0);
 	munmap(q, PAGE);
 
 	p = map_small(2);
 	w = watch(p + PAGE, PAGE);
 	w2 = watch(p, PAGE);
 	mremap(p, 2 * PAGE, PAGE, 0);
-	expect("mremap shrink (tail)", w, 0, MRMON_CAUSE_UNMAP);
-	expect("mremap shrink (head kept)", w2, 1, 0);
+	expect("mremap shrink (tail)", w, 0, MRMON_CAUSE_UNMAP, 0);
+	expect("mremap shrink (head kept)", w2, 1, 0, 1);
 	munmap(p, PAGE);
 
 	p = map_small(1);
 	w = watch(p, PAGE);
 	mprotect(p, PAGE, PROT_READ);
-	expect("mprotect", w, 1, 0);
+	expect("mprotect", w, 1, 0, 1);
 	munmap(p, PAGE);
 
 	p = map_small(1);
 	w = watch(p, PAGE);
 	CHECK(mmap(p, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p);
-	expect("mmap MAP_FIXED over", w, 0, MRMON_CAUSE_UNMAP);
+	p[0] = 4;
+	expect("mmap MAP_FIXED over", w, 0, MRMON_CAUSE_UNMAP, 0);
 	munmap(p, PAGE);
 
 	p = map_small(1);
@@ -171,11 +209,12 @@ static void rows_small(void)
 		fputs("4\n", f);
 		fclose(f);
 	}
-	expect("clear_refs (soft dirty)", w, 1, 0);
+	expect("clear_refs (soft dirty)", w, 1, 0, 1);
 	munmap(p, PAGE);
 
 	/* fork: the parent's write-protection is PROTECTION_PAGE (kept);
-	 * the parent's first write copies the page: CLEAR, new PFN. */
+	 * the parent's first write copies the page: CLEAR, new PFN (the
+	 * child still maps the old one). */
 	p = map_small(1);
 	w = watch(p, PAGE);
 	CHECK_EQ(pipe(fds), 0);
@@ -187,10 +226,10 @@ static void rows_small(void)
 		_exit(read(fds[0], &c, 1) < 0);
 	}
 	close(fds[0]);
-	expect("fork (parent)", w, 1, 0);
+	expect("fork (parent)", w, 1, 0, 1);
 	w = watch(p, PAGE);
 	p[0] = 1;
-	expect("write after fork (COW)", w, 0, MRMON_CAUSE_CLEAR);
+	expect("write after fork (COW)", w, 0, MRMON_CAUSE_CLEAR, 0);
 	close(fds[1]);
 	waitpid(pid, &status, 0);
 	munmap(p, PAGE);
@@ -203,7 +242,7 @@ static void rows_small(void)
 		_exit(0);
 	waitpid(pid, &status, 0);
 	p[0] = 2;
-	expect("fork, MADV_DONTFORK", w, 1, 0);
+	expect("fork, MADV_DONTFORK", w, 1, 0, 1);
 	munmap(p, PAGE);
 
 	/* Grows in place when the next page is free. */
@@ -212,11 +251,27 @@ static void rows_small(void)
 	w = watch(p, PAGE);
 	q = mremap(p, PAGE, 2 * PAGE, 0);
 	CHECK(q == p);
-	expect("mremap grow in place", w, 1, 0);
+	expect("mremap grow in place", w, 1, 0, 1);
 	munmap(p, 2 * PAGE);
 }
 
-/* Splits: watchers on p10 and p20 of a THP-backed 2 MiB block; the
+/* Splitting a VMA in a 2 MiB window without any huge page still sends
+ * CLEAR over the window (6.1): harmless, re-armed. */
+static void row_vma_split(void)
+{
+	char *p = map_block(0);
+	struct watch w;
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	w = watch(p + 10 * PAGE, 4 * PAGE);
+	mprotect(p + 100 * PAGE, PAGE, PROT_READ);
+	expect("VMA split by mprotect (no THP)", w, 0, MRMON_CAUSE_CLEAR, 1);
+	munmap(p, HUGE);
+}
+
+/* Splits: watchers on p10 and p100 of a THP-backed 2 MiB block; the
  * operation hits p100 only (docs/mrmon.md, "Splits"). */
 static void rows_huge(void)
 {
@@ -227,7 +282,7 @@ static void rows_huge(void)
 		char row[64];
 		struct watch w10, w100;
 
-		p = map_huge();
+		p = map_block(1);
 		if (!p) {
 			printf("  (no transparent huge page: split rows skipped)\n");
 			return;
@@ -243,59 +298,54 @@ static void rows_huge(void)
 		else
 			madvise(p + 100 * PAGE, PAGE, MADV_DONTFORK);
 		snprintf(row, sizeof(row), "THP split by %s", names[op]);
-		expect(row, w10, pfn_on, MRMON_CAUSE_CLEAR);
+		expect(row, w10, 0, MRMON_CAUSE_CLEAR, 1);
+		/* The split's CLEAR comes first; munmap's UNMAP and the
+		 * zap of DONTNEED are real changes of p100 itself. */
 		snprintf(row, sizeof(row), "  the page itself (%s)", names[op]);
-		/* Without the check, the split's CLEAR comes first. */
-		expect(row, w100, op >= 2 ? pfn_on : 0,
-		       op == 0 && pfn_on ? MRMON_CAUSE_UNMAP : MRMON_CAUSE_CLEAR);
+		expect(row, w100, 0, MRMON_CAUSE_CLEAR, op >= 2);
 		munmap(p, HUGE);
 	}
 
-	p = map_huge();
+	p = map_block(1);
 	if (p) {
 		struct watch w = watch(p + 10 * PAGE, PAGE);
 
 		madvise(p, HUGE, MADV_DONTNEED);
-		expect("MADV_DONTNEED of the THP", w, 0, MRMON_CAUSE_CLEAR);
+		expect("MADV_DONTNEED of the THP", w, 0, MRMON_CAUSE_CLEAR, 0);
 		munmap(p, HUGE);
 	}
 
-	/* MADV_COLLAPSE (6.1+) moves 4 KiB pages into a new huge page. */
-	p = map_huge();
+	/* MADV_COLLAPSE (6.1+) copies 4 KiB pages into a new huge page. */
+	p = map_block(0);
 	if (p) {
 		struct watch w;
 
-		munmap(p, HUGE);
-		p = mmap(p, HUGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		madvise(p, HUGE, MADV_NOHUGEPAGE);
-		memset(p, 3, HUGE);
 		madvise(p, HUGE, MADV_HUGEPAGE);
 		w = watch(p + 10 * PAGE, PAGE);
 		if (madvise(p, HUGE, 25 /* MADV_COLLAPSE */) == 0)
-			expect("MADV_COLLAPSE", w, 0, MRMON_CAUSE_CLEAR);
-		else
+			expect("MADV_COLLAPSE", w, 0, MRMON_CAUSE_CLEAR, 0);
+		else {
 			printf("  MADV_COLLAPSE unavailable (%s): row skipped\n", strerror(errno));
-		mon_unwatch(&m, w.slot, w.expected);
+			mon_unwatch(&m, w.slot, w.expected);
+		}
 		munmap(p, HUGE);
 	}
 }
 
 int main(void)
 {
-	for (pfn_on = 1; pfn_on >= 0; pfn_on--) {
-		int rc = set_pfn_check(pfn_on);
-
-		if (rc == -ENOENT)
-			SKIP("mrmon not loaded");
-		CHECK_EQ(rc, 0);
-		CHECK_EQ(mon_open(&m, 64, 64), 0);
-		nseen = 0;
-		CHECK(m.hs.features & MRMON_FEATURE_REVALIDATE);
-		rows_small();
-		rows_huge();
-		mon_close(&m);
-	}
-	set_pfn_check(1);
+	if (io_uring_queue_init(4, &ring, 0))
+		SKIP("io_uring unavailable");
+	CHECK_EQ(mon_open(&m, 64, 64), 0);
+	CHECK(m.hs.features & MRMON_FEATURE_REVALIDATE);
+	rows_small();
+	row_vma_split();
+	rows_huge();
+	printf("revalidations: %llu counted, %llu seen\n",
+	       (unsigned long long)m.hdr->revalidations, (unsigned long long)rearmed);
+	CHECK(rearmed > 0);
+	CHECK_EQ(m.hdr->revalidations, rearmed);
+	mon_close(&m);
+	io_uring_queue_exit(&ring);
 	return test_result();
 }
