@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-mrmon-fuzz: 4 threads run random sequences of open, handshake,
- * setup, mmap, munmap, mremap, watch, unwatch, read, poll, unknown
- * commands, fork and close on /dev/mrmon, with random and boundary
- * arguments (zero, the limits and one past, overflowing ranges, kernel and
- * unmapped pointers, read-only argument pages, misaligned structs, every
- * reserved field set), interleaved with mmap/munmap/mremap/madvise/
- * mprotect of the memory they watch.  MRMON_FUZZ_OPS (default 100,000)
- * operations in all.
+ * setup, mmap, munmap, mremap, watch (with and without
+ * MRMON_RANGE_SNAPSHOT), unwatch, revalidate, read, poll, unknown commands
+ * (ABI 1's among them), fork and close on /dev/mrmon, with random and
+ * boundary arguments (zero, the limits and one past, overflowing ranges,
+ * kernel and unmapped pointers, read-only argument pages, misaligned
+ * structs, every reserved and output field set), interleaved with
+ * mmap/munmap/mremap/madvise/mprotect of the memory they watch.
+ * MRMON_FUZZ_OPS (default 100,000) operations in all.
  *
  * Oracle: every call's result must be one the ABI table (docs/abi.md)
  * allows for its arguments and the descriptor's state; a word read from
- * the map must be the watch's value or its invalidated value; events must
- * be well formed.  Descriptors owned by one thread are checked exactly;
- * two descriptors shared by all threads (closed and reopened under the
- * others' feet) are checked against the errnos any call may return.
+ * the map must be the watch's value or its invalidated value; REVALIDATE
+ * gives back the same word, a newer generation or 0, and a REVALIDATE
+ * whose answer cannot be written back leaves the watch at the generation
+ * the caller knows; events must be well formed.  Descriptors owned by one
+ * thread are checked exactly; two descriptors shared by all threads
+ * (closed and reopened under the others' feet) are checked against the
+ * errnos any call may return.  One 2 MiB window per thread is split and
+ * merged again (mprotect), so REVALIDATE has CLEARs it can undo.
  *
  * Leaks: the fuzz runs in a child process; after it exits the module's
  * reference count must be back (exact: every open file holds one), the
@@ -76,9 +81,13 @@ struct region {
 struct worker {
 	unsigned int seed;
 	long ops;
-	long opens, watches, events, forks;
+	long opens, watches, events, forks, rearms;
 	struct desc d[OWN];
 	struct region r[REGIONS];
+	char *ro_entry;		/* a page it makes read-only around one call */
+	char *big_raw, *big;	/* a 2 MiB window one VMA covers: a split in
+				   it CLEARs every watch there, and
+				   REVALIDATE can re-arm them */
 };
 
 static struct mrmon_handshake limits;
@@ -148,6 +157,8 @@ static uint64_t pick_addr(struct worker *w)
 		return ~0ull - rnd(w, 8192);
 	case 3:
 		return rnd64(w);
+	case 4:
+		return (uintptr_t)w->big + rnd(w, 64 * PAGE);
 	default:
 		return (uintptr_t)r->p + rnd(w, REGION_PAGES * PAGE);
 	}
@@ -189,10 +200,36 @@ static void op_open(struct worker *w, struct desc *d)
 	w->opens++;
 }
 
+/* One of HANDSHAKE's output fields, which must be zero on input. */
+static void hs_set_output(struct worker *w, struct mrmon_handshake *hs)
+{
+	uint32_t v = rand_r(&w->seed) | 1;
+
+	switch (rnd(w, 6)) {
+	case 0:
+		hs->features = rnd64(w) | 1;
+		break;
+	case 1:
+		hs->max_slots = v;
+		break;
+	case 2:
+		hs->max_events = v;
+		break;
+	case 3:
+		hs->max_batch = v;
+		break;
+	case 4:
+		hs->header_size = v;
+		break;
+	default:
+		hs->event_size = v;
+	}
+}
+
 static void op_handshake(struct worker *w, struct desc *d)
 {
 	struct mrmon_handshake hs = { .abi_version = MRMON_ABI_VERSION };
-	unsigned int k = rnd(w, 7);
+	unsigned int k = rnd(w, 8);
 	int rc;
 
 	switch (k) {
@@ -206,21 +243,25 @@ static void op_handshake(struct worker *w, struct desc *d)
 		hs.reserved[rnd(w, 4)] = rnd64(w) | 1;
 		break;
 	case 3:
-		hs.abi_version = rnd(w, 2) ? 0 : MRMON_ABI_VERSION + 1 + rnd(w, 100);
+		hs_set_output(w, &hs);
 		break;
 	case 4:
+		hs.abi_version = rnd(w, 2) ? rnd(w, MRMON_ABI_VERSION)
+					   : MRMON_ABI_VERSION + 1 + rnd(w, 100);
+		break;
+	case 5:
 		EXPECT("handshake from a bad pointer",
 		       mon_ioctl(d->fd, MRMON_IOC_HANDSHAKE, pick_bad_ptr(w)), -EFAULT);
 		return;
-	case 5:
+	case 6:
 		EXPECT("handshake into read-only memory",
 		       mon_ioctl(d->fd, MRMON_IOC_HANDSHAKE, ro_page), -EFAULT);
 		return;
 	}
 	rc = mon_ioctl(d->fd, MRMON_IOC_HANDSHAKE, &hs);
-	if (k <= 2) {
-		EXPECT("handshake with a reserved field set", rc, -EINVAL);
-	} else if (k == 3) {
+	if (k <= 3) {
+		EXPECT("handshake with a reserved or output field set", rc, -EINVAL);
+	} else if (k == 4) {
 		EXPECT("handshake of another version", rc, -EPROTONOSUPPORT);
 		CHECK_EQ(hs.abi_version, MRMON_ABI_VERSION);
 	} else {
@@ -399,8 +440,14 @@ static void op_watch(struct worker *w, struct desc *d)
 		r[i].start = pick_addr(w);
 		r[i].len = pick_len(w);
 		r[i].cookie = rnd64(w);
+		if (rnd(w, 2))
+			r[i].flags = MRMON_RANGE_SNAPSHOT;
 		if (!rnd(w, 20))
-			r[i].flags = 1u << rnd(w, 32);
+			r[i].flags |= 1u << rnd(w, 32);
+		if (!rnd(w, 40))
+			r[i].slot = 1 + rnd(w, 64);
+		if (!rnd(w, 40))
+			r[i].expected = rnd64(w) | 1;
 	}
 	switch (k) {
 	case 0:
@@ -469,8 +516,8 @@ static void op_watch(struct worker *w, struct desc *d)
 
 		memcpy(&x, e + b.done * sizeof(x), sizeof(x));
 		end = (x.start + x.len + PAGE - 1) & ~(PAGE - 1);
-		bad = x.flags || !x.len || x.start + x.len < x.start || !end ||
-		      end > task_size;
+		bad = (x.flags & ~MRMON_RANGE_SNAPSHOT) || x.slot || x.expected || !x.len ||
+		      x.start + x.len < x.start || !end || end > task_size;
 		EXPECT("failing watch entry", rc, bad ? -EINVAL : -ENOSPC);
 	} else {
 		EXPECT("watch", rc, 0);
@@ -508,6 +555,88 @@ static void op_unwatch(struct worker *w, struct desc *d)
 	else
 		/* A random generation of a slot: at most a 1 in 2^63 hit. */
 		EXPECT("unwatch of a random generation", rc, -ESTALE);
+}
+
+/* A live watch REVALIDATEd: the same word, a newer one (then the old
+ * one is stale), or 0 (then the old one still names it). */
+static void revalidate_live(struct worker *w, struct desc *d)
+{
+	struct watch *x = &d->w[rnd(w, d->nw)];
+	struct mrmon_unwatch_entry u = { .slot = x->slot, .expected = x->expected };
+	struct mrmon_batch b = { .entries = (uintptr_t)&u, .count = 1 };
+	uint64_t old = x->expected;
+
+	if (!rnd(w, 4)) {
+		/* The answer cannot be written back: undone. */
+		memcpy(w->ro_entry, &u, sizeof(u));
+		b.entries = (uintptr_t)w->ro_entry;
+		mprotect(w->ro_entry, PAGE, PROT_READ);
+		EXPECT("revalidate into read-only memory",
+		       mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b), -EFAULT);
+		mprotect(w->ro_entry, PAGE, PROT_READ | PROT_WRITE);
+		CHECK_EQ(b.done, 0);
+		check_word(d, x);
+		return;
+	}
+	EXPECT("revalidate", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b), 0);
+	if (!u.expected) {
+		check_word(d, x);
+		return;
+	}
+	CHECK((u.expected & MRMON_WORD_VALID) && u.expected >> 1 >= old >> 1);
+	x->expected = u.expected;
+	check_word(d, x);
+	if (u.expected != old) {
+		w->rearms++;
+		u = (struct mrmon_unwatch_entry){ .slot = x->slot, .expected = old };
+		b.done = 0;
+		EXPECT("revalidate of the generation before", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b),
+		       -ESTALE);
+	}
+}
+
+static void op_revalidate(struct worker *w, struct desc *d)
+{
+	struct mrmon_unwatch_entry u = { 0 };
+	struct mrmon_batch b = { .entries = (uintptr_t)&u, .count = 1 };
+	unsigned int k = rnd(w, 10);
+	int rc;
+
+	if (k <= 3 && d->nw) {
+		revalidate_live(w, d);
+		return;
+	}
+	switch (k) {
+	case 4:
+		b.count = rnd(w, 2) ? 0 : limits.max_batch + 1;
+		break;
+	case 5:
+		b.flags = 1u << rnd(w, 32);
+		break;
+	case 6:
+		if (rnd(w, 2))
+			b.done = 1;
+		else
+			b.reserved[rnd(w, 2)] = 1;
+		break;
+	case 7:
+		b.entries = (uintptr_t)pick_bad_ptr(w);
+		break;
+	}
+	u.slot = k == 8 ? d->nslots + rnd(w, 3) : rnd(w, d->nslots + 1);
+	u.expected = rnd64(w);
+	u.flags = k == 9 ? 1u << rnd(w, 32) : 0;
+	rc = mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b);
+	if (k >= 4 && k <= 6)
+		EXPECT("revalidate with a bad batch", rc, -EINVAL);
+	else if (!d->setup)
+		EXPECT("revalidate before setup", rc, -EBADFD);
+	else if (k == 7)
+		EXPECT("revalidate of a bad array", rc, -EFAULT);
+	else if (u.flags || u.slot >= d->nslots)
+		EXPECT("revalidate of a bad slot", rc, -EINVAL);
+	else
+		EXPECT("revalidate of a random generation", rc, -ESTALE);
 }
 
 static void check_events(struct desc *d, const struct mrmon_event *ev, int n)
@@ -570,15 +699,20 @@ static void op_unknown(struct worker *w, struct desc *d)
 	unsigned long cmd;
 	char buf[256] = { 0 };
 
-	switch (rnd(w, 3)) {
+	switch (rnd(w, 4)) {
 	case 0:	/* the right magic, an unused number */
-		cmd = _IOWR(MRMON_IOC_MAGIC, 4 + rnd(w, 252), struct mrmon_batch);
+		cmd = _IOWR(MRMON_IOC_MAGIC, 5 + rnd(w, 251), struct mrmon_batch);
 		break;
 	case 1:	/* a known number with the wrong size */
-		cmd = _IOC(_IOC_READ | _IOC_WRITE, MRMON_IOC_MAGIC, rnd(w, 4), 8 + 8 * rnd(w, 20));
+		cmd = _IOC(_IOC_READ | _IOC_WRITE, MRMON_IOC_MAGIC, rnd(w, 5), 8 + 8 * rnd(w, 20));
 		if (cmd == MRMON_IOC_HANDSHAKE || cmd == MRMON_IOC_SETUP ||
-		    cmd == MRMON_IOC_WATCH || cmd == MRMON_IOC_UNWATCH)
+		    cmd == MRMON_IOC_WATCH || cmd == MRMON_IOC_UNWATCH ||
+		    cmd == MRMON_IOC_REVALIDATE)
 			cmd ^= _IOC(_IOC_WRITE, 0, 0, 0);
+		break;
+	case 2:	/* ABI 1's commands (magic 0xB7), right sizes and all */
+		cmd = _IOC(_IOC_READ | _IOC_WRITE, 0xB7, rnd(w, 4),
+			   rnd(w, 2) ? sizeof(struct mrmon_handshake) : sizeof(struct mrmon_batch));
 		break;
 	default:
 		cmd = (unsigned int)rand_r(&w->seed);
@@ -595,6 +729,14 @@ static void op_memory(struct worker *w)
 	size_t off = rnd(w, REGION_PAGES) * PAGE, n = (1 + rnd(w, 4)) * PAGE;
 	void *q;
 
+	if (!rnd(w, 3)) {
+		/* Split the big window's VMA and merge it back. */
+		char *page = w->big + (256 + rnd(w, 256)) * PAGE;
+
+		mprotect(page, PAGE, PROT_READ);
+		mprotect(page, PAGE, PROT_READ | PROT_WRITE);
+		return;
+	}
 	if (!r->p) {
 		r->len = REGION_PAGES * PAGE;
 		r->p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -650,6 +792,10 @@ static int forked_child(struct worker *w)
 		if (d->fd < 0)
 			continue;
 		EXPECT("child handshake", mon_ioctl(d->fd, MRMON_IOC_HANDSHAKE, &hs), -EPERM);
+		EXPECT("child revalidate", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &hs), -EPERM);
+		/* Unknown before foreign: ENOTTY, not EPERM. */
+		EXPECT("child unknown command",
+		       mon_ioctl(d->fd, _IOWR(MRMON_IOC_MAGIC, 5, struct mrmon_batch), &hs), -ENOTTY);
 		EXPECT("child read", read(d->fd, &ev, sizeof(ev)) < 0 ? -errno : 0, -EPERM);
 		EXPECT("child mmap", try_mmap(d->fd, PAGE, PROT_READ, MAP_SHARED, 0, &p), -EPERM);
 		CHECK(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR));
@@ -690,7 +836,7 @@ static void op_shared(struct worker *w)
 	void *p = NULL;
 	int rc;
 
-	switch (rnd(w, 8)) {
+	switch (rnd(w, 9)) {
 	case 0:
 		/* dup3 replaces the file under the number atomically: the
 		 * number never names anything but an mrmon descriptor. */
@@ -720,6 +866,10 @@ static void op_shared(struct worker *w)
 		rc = read(fd, ev, sizeof(ev)) < 0 ? -errno : 0;
 		EXPECT("shared read", rc, LOOSE);
 		return;
+	case 6:
+		b.entries = (uintptr_t)&u;
+		EXPECT("shared revalidate", mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), LOOSE);
+		return;
 	default:
 		rc = try_mmap(fd, PAGE, PROT_READ, MAP_SHARED, 0, &p);
 		EXPECT("shared mmap", rc, LOOSE);
@@ -734,6 +884,12 @@ static void *worker_run(void *arg)
 
 	for (int i = 0; i < OWN; i++)
 		w->d[i].fd = -1;
+	w->ro_entry = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(w->ro_entry != MAP_FAILED);
+	w->big_raw = mmap(NULL, 4ul << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(w->big_raw != MAP_FAILED);
+	w->big = (char *)(((uintptr_t)w->big_raw + (2ul << 20) - 1) & ~((2ul << 20) - 1));
+	memset(w->big, 1, 2ul << 20);
 	for (long n = 0; n < w->ops; n++) {
 		struct desc *d = &w->d[rnd(w, OWN)];
 		unsigned int k = rnd(w, 1000);
@@ -760,9 +916,11 @@ static void *worker_run(void *arg)
 			op_setup(w, d);
 		else if (k < 480)
 			op_mmap(w, d);
-		else if (k < 700)
+		else if (k < 660)
 			op_watch(w, d);
-		else if (k < 820)
+		else if (k < 740)
+			op_revalidate(w, d);
+		else if (k < 840)
 			op_unwatch(w, d);
 		else if (k < 960)
 			op_read(w, d);
@@ -777,6 +935,8 @@ static void *worker_run(void *arg)
 	for (int i = 0; i < REGIONS; i++)
 		if (w->r[i].p)
 			munmap(w->r[i].p, w->r[i].len);
+	munmap(w->ro_entry, PAGE);
+	munmap(w->big_raw, 4ul << 20);
 	return NULL;
 }
 
@@ -798,7 +958,7 @@ static int fuzz(long total, unsigned int seed)
 {
 	struct worker w[THREADS];
 	pthread_t t[THREADS];
-	long opens = 0, watches = 0, events = 0, forks = 0;
+	long opens = 0, watches = 0, events = 0, forks = 0, rearms = 0;
 
 	ro_page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	none_page = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -815,12 +975,14 @@ static int fuzz(long total, unsigned int seed)
 		watches += w[i].watches;
 		events += w[i].events;
 		forks += w[i].forks;
+		rearms += w[i].rearms;
 	}
 	for (int i = 0; i < SHARED; i++)
 		close(SHARED_FD + i);
 	*fuzz_opens = opens;
-	printf("%ld operations (seed %u): %ld opens, %ld watches, %ld events read, %ld forks, %d bad results\n",
-	       total, seed, opens, watches, events, forks, test_failures);
+	printf("%ld operations (seed %u): %ld opens, %ld watches, %ld re-armed, %ld events read, "
+	       "%ld forks, %d bad results\n",
+	       total, seed, opens, watches, rearms, events, forks, test_failures);
 	return test_result();
 }
 
