@@ -10,7 +10,7 @@ kdir=$1 src=$2 out=$3
 mkdir -p "$out"
 # Kbuild resolves a relative M= against the kernel tree: make it absolute.
 out=$(cd "$out" && pwd)
-pdir=$out/probes
+pdir=$out/probe-build
 rm -rf "$pdir"
 mkdir -p "$pdir"
 : >"$pdir/Kbuild"

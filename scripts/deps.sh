@@ -11,7 +11,7 @@ pkgs=(
 	spin strace
 	sqlite3 xz-utils python3 libc6-dbg
 	qemu-system-x86 busybox-static cpio kmod iproute2 file
-	sparse linux-source-6.12
+	sparse linux-source-6.12 dkms
 )
 missing=()
 for p in "${pkgs[@]}"; do

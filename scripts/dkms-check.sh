@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# DKMS as a cluster would run it, in a scratch tree: `make install-dkms`
+# into DIR, then `dkms add` and `dkms build` (dkms's own --sourcetree and
+# --dkmstree, so nothing outside DIR changes) for every kernel whose
+# headers are installed; each built module must carry that kernel's
+# vermagic.  One result line per kernel, and a control: a source tree with
+# a broken file must fail to build.
+#   dkms-check.sh --results FILE --work DIR --version V
+set -u
+results= work= version=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--results) results=$2 ;; --work) work=$2 ;; --version) version=$2 ;;
+	*) echo "dkms-check.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift 2
+done
+[ -n "$results" ] && [ -n "$work" ] && [ -n "$version" ] ||
+	{ echo "usage: dkms-check.sh --results FILE --work DIR --version V" >&2; exit 2; }
+src=$(cd "$(dirname "$0")/.." && pwd)
+status=0
+result() {
+	echo "$1 dkms/$2${3:+: $3}"
+	echo "$1 dkms/$2" >>"$results"
+	[ "$1" != FAIL ] || status=1
+}
+if ! command -v dkms >/dev/null; then
+	result SKIP build "dkms not installed (scripts/deps.sh installs it)"
+	exit 0
+fi
+rm -rf "$work" && mkdir -p "$work"
+work=$(cd "$work" && pwd)
+make -s -C "$src" install-dkms DESTDIR="$work/root" >"$work/install.log" 2>&1 ||
+	{ result FAIL install; cat "$work/install.log"; exit 1; }
+tree=$work/root/usr/src
+dk() { dkms --sourcetree "$1" --dkmstree "$2" "${@:3}"; }
+
+build_all() {	# SOURCETREE DKMSTREE -> one line per kernel
+	local st=$1 dt=$2 kdir kver ko
+	mkdir -p "$dt"
+	dk "$st" "$dt" add "mrmon/$version" >"$dt/add.log" 2>&1 || { echo "add failed"; return; }
+	for kdir in /usr/src/linux-headers-*-amd64; do
+		[ -d "$kdir" ] || continue
+		kver=${kdir#/usr/src/linux-headers-}
+		if dk "$st" "$dt" build "mrmon/$version" -k "$kver" >"$dt/build-$kver.log" 2>&1; then
+			ko=$(find "$dt/mrmon/$version/$kver" -name 'mrmon.ko*' | head -n1)
+			if [ -n "$ko" ] && modinfo -F vermagic "$ko" | grep -q "^$kver "; then
+				echo "ok $kver $ko"
+			else
+				echo "bad $kver (no module, or the wrong vermagic)"
+			fi
+		else
+			echo "bad $kver (dkms build failed: $dt/build-$kver.log)"
+		fi
+	done
+}
+
+while read -r verdict kver rest; do
+	case "$verdict" in
+	ok) result PASS "build-$kver"; mkdir -p "$work/modules/$kver"; cp "$rest" "$work/modules/$kver/" ;;
+	bad) result FAIL "build-$kver" "$rest"; tail -20 "$work/dkms/build-$kver.log" 2>/dev/null ;;
+	*) result FAIL build "$verdict $kver $rest" ;;
+	esac
+done < <(build_all "$tree" "$work/dkms")
+
+# The control: the same tree with a syntax error must not build.
+cp -r "$tree" "$work/broken"
+echo 'this is not C;' >>"$work/broken/mrmon-$version/mrmon_main.c"
+if build_all "$work/broken" "$work/dkms-broken" | grep -q '^ok '; then
+	result FAIL control "a broken source tree built"
+else
+	result PASS control
+fi
+exit $status
