@@ -125,7 +125,8 @@ void mrmon_watch_cache_exit(void);
 
 /* mrmon_snapshot.c */
 void mrmon_snapshot_key_init(void);
-int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, u64 *fingerprint);
+int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, bool pinned,
+		   u64 *fingerprint);
 
 /* mrmon_notify.c */
 extern const struct mmu_interval_notifier_ops mrmon_interval_ops;

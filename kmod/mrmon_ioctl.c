@@ -4,7 +4,6 @@
  * WATCH, UNWATCH and REVALIDATE entries (mrmon_watch.c does one entry;
  * mrmon_setup.c does SETUP).
  */
-#include <linux/compat.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/uaccess.h>
@@ -149,8 +148,9 @@ static bool mrmon_cmd_known(unsigned int cmd)
  * @arg: user pointer to the command's struct
  *
  * Context: process context; any caller is hostile until checked: an
- * unknown command gets -ENOTTY, a 32-bit caller -ENOTTY (the ABI is
- * 64-bit only), a caller in another mm -EPERM.
+ * unknown command gets -ENOTTY, a caller in another mm -EPERM.  A 32-bit
+ * caller never gets here: with no compat_ioctl the kernel answers it
+ * -ENOTTY (the ABI is 64-bit only).
  *
  * Return: 0 or -errno (docs/abi.md has the table).
  */
@@ -160,7 +160,7 @@ long mrmon_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
-	if (!mrmon_cmd_known(cmd) || in_compat_syscall())
+	if (!mrmon_cmd_known(cmd))
 		return -ENOTTY;
 	if (current->mm != ctx->mm)
 		return -EPERM;

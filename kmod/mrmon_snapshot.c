@@ -28,6 +28,16 @@
  * follow, with ctx->lock as the lock both sides take.  A page not present,
  * or a range the walk cannot read (PROT_NONE, VM_IO, no VMA), makes the
  * snapshot fail: such a watch is never re-armed.
+ *
+ * Equal PFNs mean the same memory only while nobody can free and reuse
+ * the pages in between, which a pin guarantees: the registration a watch
+ * protects pins them (ibv_reg_mr, io_uring fixed buffers).  So the
+ * snapshot REVALIDATE takes also requires every page to be pinned for DMA
+ * (folio_maybe_dma_pinned()).  An unpinned page freed by MADV_DONTNEED is
+ * often the very page the next fault gets back; and a caller that broke
+ * the protocol (registered after a CLEAR, ignored its re-check) may find
+ * an unpinned page it once fingerprinted back under the address.  Neither
+ * is re-armed.
  */
 #include <linux/hmm.h>
 #include <linux/mm.h>
@@ -49,7 +59,7 @@ void mrmon_snapshot_key_init(void)
 	get_random_bytes(&mrmon_snapshot_key, sizeof(mrmon_snapshot_key));
 }
 
-static int mrmon_snapshot_chunk(struct hmm_range *range, u64 *hash)
+static int mrmon_snapshot_chunk(struct hmm_range *range, bool pinned, u64 *hash)
 {
 	unsigned long i, n = (range->end - range->start) >> PAGE_SHIFT;
 	int ret = hmm_range_fault(range);
@@ -58,11 +68,18 @@ static int mrmon_snapshot_chunk(struct hmm_range *range, u64 *hash)
 		return ret;
 	for (i = 0; i < n; i++) {
 		unsigned long e = range->hmm_pfns[i];
+		struct page *page;
 
 		if (!(e & HMM_PFN_VALID) || (e & HMM_PFN_ERROR))
 			return -ENOENT;
-		*hash = siphash_2u64(*hash, page_to_pfn(hmm_pfn_to_page(e)),
-				     &mrmon_snapshot_key);
+		page = hmm_pfn_to_page(e);
+		/*
+		 * Only a hint without a reference, and only a safeguard: a
+		 * caller that follows the protocol holds the pin itself.
+		 */
+		if (pinned && !folio_maybe_dma_pinned(page_folio(page)))
+			return -ENOENT;
+		*hash = siphash_2u64(*hash, page_to_pfn(page), &mrmon_snapshot_key);
 	}
 	return 0;
 }
@@ -71,6 +88,7 @@ static int mrmon_snapshot_chunk(struct hmm_range *range, u64 *hash)
  * mrmon_snapshot() - fingerprint the pages mapped under a watch
  * @w: the watch; its notifier is inserted
  * @seq: from mmu_interval_read_begin(&w->sub), taken by the caller
+ * @pinned: every page must be pinned for DMA (REVALIDATE's snapshot)
  * @fingerprint: out
  *
  * Context: process context in the watch's own mm, ctx->mutex held, no
@@ -79,10 +97,10 @@ static int mrmon_snapshot_chunk(struct hmm_range *range, u64 *hash)
  * trusts the result.
  *
  * Return: 0; -EBUSY if an invalidation of the range began; -ENOENT if a
- * page is not present or cannot be read; -E2BIG for a range over
+ * page is not present, cannot be read, or (@pinned) is not pinned; -E2BIG for a range over
  * MRMON_SNAPSHOT_MAX_PAGES; -EINTR on a fatal signal.
  */
-int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, u64 *fingerprint)
+int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, bool pinned, u64 *fingerprint)
 {
 	unsigned long pfns[MRMON_SNAPSHOT_CHUNK];
 	unsigned long addr, end = mrmon_watch_end(w);
@@ -104,7 +122,7 @@ int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, u64 *fingerprint)
 	for (addr = mrmon_watch_start(w); addr < end && !ret; addr = range.end) {
 		range.start = addr;
 		range.end = min(end, addr + MRMON_SNAPSHOT_CHUNK * PAGE_SIZE);
-		ret = mrmon_snapshot_chunk(&range, &hash);
+		ret = mrmon_snapshot_chunk(&range, pinned, &hash);
 		if (!ret && fatal_signal_pending(current))
 			ret = -EINTR;
 		cond_resched();

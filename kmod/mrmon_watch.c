@@ -28,10 +28,12 @@
  * REVALIDATE (ctx->mutex held), for a watch whose word a CLEAR cleared:
  * seq = read_begin; snapshot; under ctx->lock, if !read_retry(seq), the
  * watch saw only CLEARs and the fingerprint equals WATCH's: a new
- * generation g', word = g' << 1 | 1.  A registration made after WATCH
- * pins exactly the pages WATCH fingerprinted (any change in between
- * cleared the word, which the caller's re-check saw), so equal
- * fingerprints mean it still maps what the range maps.
+ * generation g', word = g' << 1 | 1.  A registration made after WATCH,
+ * whose re-check saw the word valid, pins exactly the pages WATCH
+ * fingerprinted (any change in between cleared the word), and pinned pages
+ * cannot be freed and reused, so equal fingerprints mean it still maps
+ * what the range maps.  The snapshot also refuses a page not pinned for
+ * DMA, which guards a caller that broke that protocol (mrmon_snapshot.c).
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -108,7 +110,7 @@ static void mrmon_watch_snapshot(struct mrmon_watch *w, unsigned long seq)
 	u64 fp;
 
 	lockdep_assert_held(&ctx->mutex);
-	if (mrmon_snapshot(w, seq, &fp))
+	if (mrmon_snapshot(w, seq, false, &fp))
 		return;
 	spin_lock(&ctx->lock);
 	if (!mmu_interval_read_retry(&w->sub, seq)) {
@@ -236,7 +238,7 @@ int mrmon_revalidate_one(struct mrmon_ctx *ctx, struct mrmon_unwatch_entry *e)
 	if (!w->has_snapshot || READ_ONCE(w->changed))
 		return 0;
 	seq = mmu_interval_read_begin(&w->sub);
-	ret = mrmon_snapshot(w, seq, &fp);
+	ret = mrmon_snapshot(w, seq, true, &fp);
 	if (ret)
 		return ret == -EINTR ? ret : 0;
 	spin_lock(&ctx->lock);
@@ -262,6 +264,7 @@ void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected)
 	spin_lock(&ctx->lock);
 	w->gen = old_expected >> 1;
 	mrmon_word_set(ctx, slot, w->gen << 1);
+	WRITE_ONCE(ctx->hdr->revalidations, ctx->hdr->revalidations - 1);
 	spin_unlock(&ctx->lock);
 }
 
