@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mrmon_priv.h - what the module's robustness tests need beside
- * mrmon_test.h: the module's reference count and a monotonic clock.
+ * mrmon_test.h: the module's reference count, a monotonic clock, becoming an
+ * unprivileged user with chosen limits, and reading the kernel log from a
+ * mark.
  * Functions return 0 or -errno unless they return a value.
  */
 #ifndef MRMON_PRIV_H
 #define MRMON_PRIV_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double priv_now(void)
 {
@@ -32,6 +40,71 @@ static inline long priv_module_refs(void)
 		v = LONG_MIN;
 	fclose(f);
 	return v;
+}
+
+#define PRIV_NOBODY 65534
+
+static inline int priv_rlimit(int resource, rlim_t value)
+{
+	struct rlimit rl = { value, value };
+
+	return setrlimit(resource, &rl) ? -errno : 0;
+}
+
+/* Drops to uid and gid `id` with no supplementary groups and so no
+ * capabilities (CAP_IPC_LOCK included).  Set the limits first: lowering a
+ * hard limit needs no privilege, raising one does. */
+static inline int priv_become(uid_t id)
+{
+	if (setgroups(0, NULL) || setgid(id) || setuid(id))
+		return -errno;
+	return 0;
+}
+
+static inline int priv_write(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/*
+ * The kernel log from now on: a /dev/kmsg descriptor positioned at the
+ * end.  priv_kmsg_grep() then counts the records logged since that
+ * contain any of the NULL-terminated `needles`, printing them.
+ */
+static inline int priv_kmsg_mark(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+static inline int priv_kmsg_grep(int fd, const char *const *needles)
+{
+	char rec[8192];
+	int found = 0;
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n < 0)
+			continue;	/* overwritten records: read on */
+		rec[n] = 0;
+		for (const char *const *k = needles; *k; k++)
+			if (strstr(rec, *k)) {
+				printf("kernel log: %s", rec);
+				found++;
+				break;
+			}
+	}
+	return found;
 }
 
 #endif
