@@ -2,8 +2,8 @@
 /*
  * mrmon_priv.h - what the module's robustness tests need beside
  * mrmon_test.h: the module's reference count, a monotonic clock, becoming an
- * unprivileged user with chosen limits, and reading the kernel log from a
- * mark.
+ * unprivileged user with chosen limits, reading the kernel log from a
+ * mark, and a memory cgroup of one's own.
  * Functions return 0 or -errno unless they return a value.
  */
 #ifndef MRMON_PRIV_H
@@ -15,7 +15,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +107,70 @@ static inline int priv_kmsg_grep(int fd, const char *const *needles)
 			}
 	}
 	return found;
+}
+
+static inline long priv_read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * A cgroup v2 directory with the memory controller enabled, named `name`
+ * under the hierarchy's root (mounted at /tmp/mrmon-cgroup2 if
+ * /sys/fs/cgroup is not cgroup2), in `dir`; 0 or -errno.
+ */
+static inline int priv_memcg_make(const char *name, char *dir, size_t size)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup", "/tmp/mrmon-cgroup2" };
+	const char *root = NULL;
+	char path[512];
+	struct stat st;
+
+	for (int i = 0; i < 2 && !root; i++) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", roots[i]);
+		if (!stat(path, &st))
+			root = roots[i];
+	}
+	if (!root) {
+		root = roots[1];
+		mkdir(root, 0755);
+		if (mount("none", root, "cgroup2", 0, NULL))
+			return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+	if (priv_write(path, "+memory\n"))
+		return -ENOTSUP;
+	snprintf(dir, size, "%s/%s", root, name);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/memory.current", dir);
+	return stat(path, &st) ? -ENOTSUP : 0;
+}
+
+/* Moves the calling process into the cgroup `dir`. */
+static inline int priv_memcg_enter(const char *dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	return priv_write(path, "0\n");
+}
+
+/* memory.current of `dir`, in bytes, or -1. */
+static inline long priv_memcg_current(const char *dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/memory.current", dir);
+	return priv_read_long(path);
 }
 
 #endif
