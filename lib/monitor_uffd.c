@@ -32,14 +32,25 @@
  * through libmrcache's interposed definitions also report themselves
  * (hooks.h), which covers MADV_DONTNEED's report-before-zap for them.
  *
+ * Registration is by whole VMAs: the VMAs a watched range lies in are
+ * registered from their first byte to their last.  Registering part of a
+ * VMA splits it, and mremap() refuses a range that spans several VMAs with
+ * EFAULT, so a sub-range watch would break the application's own mremap()
+ * of the whole mapping; a monitor must never change what the application's
+ * calls return.  The price: an unmap or discard anywhere in such a VMA is
+ * an event (reported precisely: only regions it overlaps are invalidated).
+ * An unwatch unregisters each VMA the range lies in now, whole, when no
+ * other watch lies in it.
+ *
  * Locks: state.lock guards the descriptor, the handler's life and `users`
  * (start/stop; held while joining the handler, so the handler never takes
  * it).  state.spans_lock guards the span list (watch/unwatch, and the
- * handler's word clearing); it is held across UFFDIO_(UN)REGISTER, which
- * take mmap_lock but never wait for the handler.  Order: cache->lock, then
- * state.lock or spans_lock, then mmap_lock.  Every thread that waits for
- * the handler (an unmapper blocked on its event) holds no mmap_lock, no
- * cache lock of ours and no spans_lock, so the handler always progresses.
+ * handler's word clearing); it is held across UFFDIO_(UN)REGISTER and the
+ * VMA queries, which take mmap_lock but never wait for the handler.
+ * Order: cache->lock, then state.lock or spans_lock, then mmap_lock.
+ * Every thread that waits for the handler (an unmapper blocked on its
+ * event) holds no mmap_lock, no cache lock of ours and no spans_lock, so
+ * the handler always progresses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +69,7 @@
 #include <unistd.h>
 #include "cache.h"
 #include "hooks.h"
+#include "vma.h"
 
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
@@ -83,6 +95,7 @@ static struct {
 	pthread_mutex_t spans_lock;
 	int fd;			/* the userfaultfd, -1 when not open */
 	int stop_fd;		/* eventfd: tells the handler to exit */
+	int maps_fd;		/* /proc/self/maps, for VMA extents; -1: none */
 	pthread_t handler;
 	unsigned users;		/* caches using the monitor */
 	pid_t pid;		/* the process that opened fd */
@@ -95,7 +108,8 @@ static struct {
 	.spans_lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
 	.stop_fd = -1,
-	.spans = { &state.spans, &state.spans, 0, 0 },
+	.maps_fd = -1,
+	.spans = { .prev = &state.spans, .next = &state.spans },
 };
 
 static uint64_t uffd_generation;
@@ -114,7 +128,9 @@ static void forget_in_child(void)
 		close(state.fd);
 	if (state.stop_fd >= 0)
 		close(state.stop_fd);
-	state.fd = state.stop_fd = -1;
+	if (state.maps_fd >= 0)
+		close(state.maps_fd);
+	state.fd = state.stop_fd = state.maps_fd = -1;
 	state.users = 0;
 	state.inflight = 0;
 	state.running = 0;
@@ -286,6 +302,11 @@ static int uffd_open_state(int level)
 		rc = -errno;
 		goto fail;
 	}
+	state.maps_fd = mrc_vma_open();
+	if (state.maps_fd < 0)
+		mrc_log(1, "monitor uffd: cannot open /proc/self/maps (%s): watched "
+			"ranges split their mappings, and mremap() of a whole "
+			"mapping with a watched part fails", strerror(-state.maps_fd));
 	/* The handler must not take the application's signals. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -305,7 +326,9 @@ fail:
 	close(state.fd);
 	if (state.stop_fd >= 0)
 		close(state.stop_fd);
-	state.fd = state.stop_fd = -1;
+	if (state.maps_fd >= 0)
+		close(state.maps_fd);
+	state.fd = state.stop_fd = state.maps_fd = -1;
 	return rc;
 }
 
@@ -320,7 +343,9 @@ static void uffd_close_state(void)
 	/* Closing drops every registration and wakes any blocked thread. */
 	close(state.fd);
 	close(state.stop_fd);
-	state.fd = state.stop_fd = -1;
+	if (state.maps_fd >= 0)
+		close(state.maps_fd);
+	state.fd = state.stop_fd = state.maps_fd = -1;
 }
 
 static int uffd_start(struct mrcache *cache, struct mrc_monitor **out)
@@ -374,18 +399,46 @@ static void uffd_settle(struct mrc_monitor *mon)
 		sched_yield();
 }
 
-/* UFFDIO_REGISTER the range.  It fails with EINVAL both for a mapping
- * userfaultfd cannot take and for a range with a hole (another thread
- * between munmap and mmap): tell them apart, since only the first may fall
- * back to the interposed calls.  0, -EFAULT (not mapped), or -errno. */
+/* [*lo, *hi): the VMAs [start, end) lies in, whole; -ENOENT when nothing
+ * is mapped at an end of the range.  Without /proc, the range itself. */
+static int vma_extent(uintptr_t start, uintptr_t end, uintptr_t *lo, uintptr_t *hi)
+{
+	struct mrc_vma first, last;
+	int rc;
+
+	*lo = start;
+	*hi = end;
+	if (state.maps_fd < 0)
+		return 0;
+	rc = mrc_vma_query(state.maps_fd, start, 0, &first);
+	last = first;
+	if (rc == 0 && first.end < end)
+		rc = mrc_vma_query(state.maps_fd, end - 1, 0, &last);
+	if (rc == -ENOENT)
+		return rc;
+	if (rc == 0) {
+		*lo = first.start;
+		*hi = last.end;
+	}
+	return 0;
+}
+
+/* UFFDIO_REGISTER the VMAs of the range.  It fails with EINVAL both for a
+ * mapping userfaultfd cannot take and for a range with a hole (another
+ * thread between munmap and mmap): tell them apart, since only the first
+ * may fall back to the interposed calls.  A VMA that changed between the
+ * query and the registration is looked up again.  0, -EFAULT (not
+ * mapped), or -errno. */
 static int register_range(uintptr_t start, uintptr_t end)
 {
-	struct uffdio_register reg = {
-		.range = { .start = start, .len = end - start },
-		.mode = UFFDIO_REGISTER_MODE_WP,
-	};
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	uintptr_t lo, hi;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
+		if (vma_extent(start, end, &lo, &hi))
+			return -EFAULT;
+		reg.range.start = lo;
+		reg.range.len = hi - lo;
 		if (ioctl(state.fd, UFFDIO_REGISTER, &reg) == 0)
 			return 0;
 		if (errno == ENOMEM)
@@ -484,6 +537,32 @@ static void unregister_uncovered(uintptr_t start, uintptr_t end)
 	}
 }
 
+static int span_overlaps(uintptr_t start, uintptr_t end)
+{
+	for (struct uffd_span *s = state.spans.next; s != &state.spans; s = s->next)
+		if (s->start < end && s->end > start)
+			return 1;
+	return 0;
+}
+
+/* Unregister, whole, each VMA [start, end) lies in now that no remaining
+ * span lies in.  Without /proc, the parts of the range no span covers. */
+static void unregister_unused(uintptr_t start, uintptr_t end)
+{
+	struct mrc_vma v;
+
+	if (state.maps_fd < 0) {
+		unregister_uncovered(start, end);
+		return;
+	}
+	while (start < end && mrc_vma_query(state.maps_fd, start, MRC_VMA_OR_NEXT, &v) == 0 &&
+	       v.start < end) {
+		if (!span_overlaps(v.start, v.end))
+			unregister(v.start, v.end);
+		start = v.end;
+	}
+}
+
 static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 {
 	struct uffd_span *s = (struct uffd_span *)(uintptr_t)w->token;
@@ -496,7 +575,7 @@ static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 	s->prev->next = s->next;
 	s->next->prev = s->prev;
 	if (state.fd >= 0 && state.pid == getpid())
-		unregister_uncovered(s->start, s->end);
+		unregister_unused(s->start, s->end);
 	pthread_mutex_unlock(&state.spans_lock);
 	free(s);
 }
