@@ -1,9 +1,10 @@
-# The QEMU guest harness (tests/guest/README.md): `make check-guest`.
+# The QEMU guest harness (tests/guest/README.md): `make check-guest`, on
+# another kernel `make check-guest GUEST_KERNEL=6.12` (mk/kmod.mk).
 # Other fragments extend it with
 #   GUEST_MODULES += rdma_rxe ib_uverbs    modules modprobe'd in the guest
 #   GUEST_DEPS    += $(BUILD)/...          host files the suites need built
 # and add their own suite scripts as tests/guest/suites/NN-name.sh.
-GUEST_OUT     := $(BUILD)/guest
+GUEST_OUT      = $(BUILD)/guest$(GUEST_KSUFFIX)
 GUEST_MODULES ?=
 GUEST_DEPS    ?=
 GUEST_MEM     ?= 1G
@@ -26,6 +27,7 @@ $(BUILD)/guest-tests/%: tests/guest/%.c $(wildcard tests/guest/*.h) \
 
 check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
+	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(RESULTS) --modules "$(GUEST_MODULES)" --suites "$(abspath $(GUEST_SUITES))" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
 
@@ -33,6 +35,7 @@ check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
 # the spurious-invalidation count; output in $(GUEST_OUT)/res/logs/.
 guest-bench: guest-tests kmod
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
+	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(GUEST_OUT)/bench-results.txt --suites "$(abspath tests/guest/bench.sh)" \
 	  --modules "$(GUEST_MODULES)" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
@@ -40,5 +43,6 @@ guest-bench: guest-tests kmod
 # The stress and leak tests at full size (10^5 each), about 6 minutes.
 guest-soak: guest-tests kmod
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
+	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(GUEST_OUT)/soak-results.txt --suites "$(abspath tests/guest/soak.sh)" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)

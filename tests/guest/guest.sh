@@ -11,7 +11,7 @@ export GUEST_RESDIR GUEST_BUILD GUEST_SRC TMPDIR=/tmp HOME=/tmp
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 : >"$GUEST_RESULTS"
 cd "$GUEST_SRC" || exit 1
-if insmod "$GUEST_BUILD/kmod/mrmon.ko" && [ -c /dev/mrmon ]; then
+if insmod "$GUEST_KMOD/mrmon.ko" && [ -c /dev/mrmon ]; then
 	echo "PASS guest/mrmon-load" >>"$GUEST_RESULTS"
 else
 	echo "FAIL guest/mrmon-load" >>"$GUEST_RESULTS"

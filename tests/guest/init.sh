@@ -10,8 +10,9 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+# (virtio_pci is built into 6.12: only what is packed here is a module.)
 for m in virtio_pci 9pnet_virtio 9p; do
-	modprobe "$m" || echo "guest-init: modprobe $m failed"
+	[ -d "/sys/module/$m" ] || modprobe "$m" || echo "guest-init: modprobe $m failed"
 done
 mkdir -p /results /host
 opts=trans=virtio,version=9p2000.L,msize=262144
@@ -38,6 +39,10 @@ mount -t tmpfs run /host/run
 mount -t tmpfs modules /host/lib/modules
 mkdir -p "/host/lib/modules/$GUEST_KVER"
 mount --bind "/host$GUEST_CACHE/img/lib/modules/$GUEST_KVER" "/host/lib/modules/$GUEST_KVER"
+# $GUEST_BUILD/kmod is where tests find the module: make it this kernel's.
+if [ "$GUEST_KMOD" != "$GUEST_BUILD/kmod" ]; then
+	mount --bind "/host$GUEST_KMOD" "/host$GUEST_BUILD/kmod"
+fi
 echo "guest-init: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus"
 chroot /host /bin/bash "$GUEST_SRC/tests/guest/guest.sh" "$GUEST_RESDIR/guest.env"
 echo $? >"/host$GUEST_RESDIR/guest.rc"

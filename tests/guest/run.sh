@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Host side of the guest harness: build an initramfs, boot Debian's 6.1
-# kernel in QEMU (TCG), run tests/guest/guest.sh inside, then add the
-# guest's result lines and a kernel-log verdict to the results file.
+# Host side of the guest harness: build an initramfs, boot a Debian kernel
+# (6.1 unless --kernel says otherwise) in QEMU (TCG), run
+# tests/guest/guest.sh inside, then add the guest's result lines and a
+# kernel-log verdict to the results file.
 #   run.sh --cache DIR --out DIR --build DIR --results FILE
+#          [--kernel 6.1|6.1-rt|6.12|6.12-rt] [--kmod DIR (BUILD/kmod)]
 #          [--modules "m1 m2"] [--suites "a.sh b.sh"] [--mem 1G] [--timeout S]
+# Result lines name the kernel: "guest/NAME" on the default 6.1,
+# "guest-KERNEL/NAME" on any other (the suites write "guest..."; the
+# prefix is added here, so one results file holds several kernels).
 # Fails on any failed test, a missing guest verdict, or a WARNING/BUG/Oops/
 # lockdep/KASAN report in the guest's kernel log.
 set -u
-cache= out= build= results= modules= suites= mem=1G timeout_s=600
+cache= out= build= results= modules= suites= mem=1G timeout_s=600 kernel=6.1 kmod=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;;
+	--kernel) kernel=$2 ;; --kmod) kmod=$2 ;;
 	--results) results=$2 ;; --modules) modules=$2 ;; --suites) suites=$2 ;;
 	--mem) mem=$2 ;; --timeout) timeout_s=$2 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -19,18 +25,30 @@ while [ $# -gt 0 ]; do
 done
 src=$(cd "$(dirname "$0")/../.." && pwd)
 cache=$(realpath -m "$cache") out=$(realpath -m "$out") build=$(realpath -m "$build")
+kmod=$(realpath -m "${kmod:-$build/kmod}")
+suite=guest
+[ "$kernel" = 6.1 ] || suite=guest-$kernel
 mkdir -p "$(dirname "$results")"
 
 fail_setup() {
-	echo "FAIL guest/setup: $*"
-	echo "FAIL guest/setup" >>"$results"
+	echo "FAIL $suite/setup: $*"
+	echo "FAIL $suite/setup" >>"$results"
 	exit 1
 }
+# "guest/NAME" -> "$suite/NAME", "guest-bpf-zap/NAME" -> "$suite-bpf-zap/NAME".
+tag_kernel() {
+	if [ "$suite" = guest ]; then cat; else sed -E "s#^(PASS|FAIL|SKIP) guest([-/])#\1 $suite\2#"; fi
+}
 
-bash "$src/tests/guest/fetch-kernel.sh" "$cache" || fail_setup "cannot fetch the guest kernel"
+bash "$src/tests/guest/fetch-kernel.sh" "$cache" "$kernel" || fail_setup "cannot fetch the guest kernel"
 kver=$(cat "$cache/kver")
 img=$cache/img
-[ -f "$build/kmod/mrmon.ko" ] || fail_setup "$build/kmod/mrmon.ko not built"
+[ -f "$kmod/mrmon.ko" ] || fail_setup "$kmod/mrmon.ko not built"
+vermagic=$(modinfo -F vermagic "$kmod/mrmon.ko")
+[ "${vermagic%% *}" = "$kver" ] || fail_setup "$kmod/mrmon.ko is built for ${vermagic%% *}, not $kver"
+# Inside the guest the module of the running kernel is bound over
+# $build/kmod, where tests (test-mrmon-signal-setup) reload it from.
+mkdir -p "$build/kmod"
 
 # The initramfs: busybox, /init, and what mounting 9p needs.
 rm -rf "$out/initrd" "$out/res"
@@ -42,8 +60,14 @@ install -m 755 "$src/tests/guest/init.sh" "$out/initrd/init"
 for m in virtio_pci 9pnet_virtio 9p; do
 	for f in $(modprobe -d "$img" -S "$kver" --show-depends "$m" | awk '/^insmod/ {print $2}'); do
 		rel=${f#"$img"/lib/modules/"$kver"/}
-		mkdir -p "$out/initrd/lib/modules/$kver/$(dirname "$rel")"
-		cp "$f" "$out/initrd/lib/modules/$kver/$rel"
+		dst=$out/initrd/lib/modules/$kver/${rel%.ko*}.ko
+		mkdir -p "$(dirname "$dst")"
+		# 6.12's modules are .ko.xz: busybox insmod reads plain ELF only.
+		case $f in
+		*.ko.xz) xz -dc "$f" >"$dst" ;;
+		*.ko.zst) zstd -qdc "$f" >"$dst" ;;
+		*) cp "$f" "$dst" ;;
+		esac
 	done
 done
 depmod -b "$out/initrd" "$kver" 2>/dev/null
@@ -53,6 +77,8 @@ cat >"$out/res/guest.env" <<ENV
 GUEST_RESDIR=$out/res
 GUEST_CACHE=$cache
 GUEST_KVER=$kver
+GUEST_KERNEL=$kernel
+GUEST_KMOD=$kmod
 GUEST_SRC=$src
 GUEST_BUILD=$build
 GUEST_MODULES="$modules"
@@ -72,32 +98,32 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp
 qrc=$?
 echo "guest: qemu exited $qrc after $(( $(date +%s) - start ))s"
 # The guest's own test report, from its console.
-grep -aE '^(PASS|FAIL|SKIP|guest|== |    \|)' "$out/console.log" | tr -d '\r'
+grep -aE '^(PASS|FAIL|SKIP|guest|== |    \|)' "$out/console.log" | tr -d '\r' | tag_kernel
 
 status=0
 if [ -s "$out/res/results.txt" ]; then
-	cat "$out/res/results.txt" >>"$results"
+	tag_kernel <"$out/res/results.txt" >>"$results"
 	grep -q '^FAIL ' "$out/res/results.txt" && status=1
 fi
 if [ -f "$out/res/guest.rc" ] && [ "$(cat "$out/res/guest.rc")" != 0 ] && ! grep -q '^FAIL ' "$out/res/results.txt" 2>/dev/null; then
-	echo "FAIL guest/run: the guest script exited $(cat "$out/res/guest.rc")"
-	echo "FAIL guest/run" >>"$results"
+	echo "FAIL $suite/run: the guest script exited $(cat "$out/res/guest.rc")"
+	echo "FAIL $suite/run" >>"$results"
 	status=1
 fi
 if [ ! -f "$out/res/guest.rc" ]; then
-	echo "FAIL guest/boot: no verdict from the guest (qemu rc $qrc); console tail:"
+	echo "FAIL $suite/boot: no verdict from the guest (qemu rc $qrc); console tail:"
 	tail -n 40 "$out/console.log" | sed 's/^/    | /'
-	echo "FAIL guest/boot" >>"$results"
+	echo "FAIL $suite/boot" >>"$results"
 	status=1
 fi
 # The guest kernel's own verdict on what the tests did to it.
 pat='WARNING:|BUG:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|general protection|Call Trace'
 if [ -f "$out/res/dmesg.txt" ] && ! grep -aEq "$pat" "$out/res/dmesg.txt" "$out/console.log"; then
-	echo "PASS guest/kernel-log" >>"$results"
+	echo "PASS $suite/kernel-log" >>"$results"
 else
-	echo "FAIL guest/kernel-log:"
+	echo "FAIL $suite/kernel-log:"
 	grep -aE -A12 "$pat" "$out/res/dmesg.txt" "$out/console.log" 2>/dev/null | head -60 | sed 's/^/    | /'
-	echo "FAIL guest/kernel-log" >>"$results"
+	echo "FAIL $suite/kernel-log" >>"$results"
 	status=1
 fi
 if [ -f "$out/res/results.txt" ]; then
