@@ -76,8 +76,11 @@ static inline bool mrmon_zero(const u64 *v, unsigned int n)
 	return true;
 }
 
+struct mrmon_mm_count;
+
 struct mrmon_ctx {
 	struct mm_struct *mm;		/* the opener's; mmgrab()bed */
+	struct mrmon_mm_count *mm_count;	/* its watches, all descriptors */
 	struct user_struct *user;	/* the opener's; charged (mrmon_charge.c) */
 	bool unlimited;			/* opener had CAP_IPC_LOCK */
 	struct mutex mutex;
@@ -134,6 +137,12 @@ bool mrmon_events_ready(struct mrmon_ctx *ctx);
 bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev);
 void mrmon_event_unpop_lost(struct mrmon_ctx *ctx);
 
+/* mrmon_mm.c */
+struct mrmon_mm_count *mrmon_mm_get(struct mm_struct *mm);
+void mrmon_mm_put(struct mrmon_mm_count *c);
+int mrmon_mm_watch_add(struct mrmon_mm_count *c);
+void mrmon_mm_watch_del(struct mrmon_mm_count *c);
+
 /* mrmon_charge.c */
 int mrmon_charge(struct mrmon_ctx *ctx, size_t bytes);
 void mrmon_uncharge(struct mrmon_ctx *ctx, size_t bytes);
@@ -146,6 +155,7 @@ struct mrmon_limit {
 };
 
 extern struct mrmon_limit mrmon_max_slots, mrmon_max_events, mrmon_max_batch;
+extern struct mrmon_limit mrmon_max_watches_per_mm;
 
 static inline unsigned int mrmon_limit(const struct mrmon_limit *limit)
 {

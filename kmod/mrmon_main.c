@@ -29,6 +29,7 @@
 struct mrmon_limit mrmon_max_slots = { BIT(16), MRMON_SLOTS_CEILING };
 struct mrmon_limit mrmon_max_events = { BIT(16), MRMON_EVENTS_CEILING };
 struct mrmon_limit mrmon_max_batch = { 1024, MRMON_BATCH_CEILING };
+struct mrmon_limit mrmon_max_watches_per_mm = { BIT(16), MRMON_SLOTS_CEILING };
 
 static int mrmon_limit_set(const char *val, const struct kernel_param *kp)
 {
@@ -62,6 +63,9 @@ module_param_cb(max_events, &mrmon_limit_ops, &mrmon_max_events, 0644);
 MODULE_PARM_DESC(max_events, "Largest event queue per descriptor (1..2^20)");
 module_param_cb(max_batch, &mrmon_limit_ops, &mrmon_max_batch, 0644);
 MODULE_PARM_DESC(max_batch, "Largest WATCH/UNWATCH/REVALIDATE batch (1..2^16)");
+module_param_cb(max_watches_per_mm, &mrmon_limit_ops, &mrmon_max_watches_per_mm, 0644);
+MODULE_PARM_DESC(max_watches_per_mm,
+		 "Most watches of one address space, all descriptors (1..2^21)");
 
 static int mrmon_open(struct inode *inode, struct file *file)
 {
@@ -72,6 +76,11 @@ static int mrmon_open(struct inode *inode, struct file *file)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
+	ctx->mm_count = mrmon_mm_get(current->mm);
+	if (!ctx->mm_count) {
+		kfree(ctx);
+		return -ENOMEM;
+	}
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
 	ctx->user = get_current_user();

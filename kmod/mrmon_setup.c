@@ -129,6 +129,7 @@ void mrmon_ctx_free(struct mrmon_ctx *ctx)
 	mrmon_map_free(ctx);
 	kvfree(ctx->ring);
 	mrmon_uncharge_all(ctx);
+	mrmon_mm_put(ctx->mm_count);
 	free_uid(ctx->user);
 	mmdrop(ctx->mm);
 	kfree(ctx);

@@ -12,7 +12,7 @@
  * with the word still valid.
  *
  * Each round, thread D (main) runs a long MADV_DONTNEED of another range,
- * R, which a second descriptor watches 65,535 times; thread U
+ * R, which a second descriptor watches 65,534 times; thread U
  * UNWATCHes the watch of page P as soon as the first of R's callbacks has
  * run (a sentinel watch that starts below R is visited first); thread M
  * waits until U sleeps in the kernel, then munmaps P, which waits for D's
@@ -35,7 +35,8 @@
 #define ROUNDS		200
 #define BUDGET_S	3.0
 #define LOAD_SLOTS	65536u	/* the default max_slots */
-#define LOAD_WATCHES	(LOAD_SLOTS - 1)	/* and the sentinel */
+/* With the sentinel and P's watch: the default max_watches_per_mm. */
+#define LOAD_WATCHES	(LOAD_SLOTS - 2)
 
 struct race {
 	struct mon subject, load;
