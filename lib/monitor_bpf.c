@@ -24,6 +24,14 @@
  *
  * A slot reused for a new watch gets a new generation; an event whose
  * generation is not the slot's current one is stale and dropped.
+ *
+ * fork: the child inherits the descriptors of the links, programs and maps,
+ * and a link stays attached while any process holds it: every system call
+ * of every process would keep paying the filter for as long as a forked
+ * worker lives, after the parent's mrcache_destroy().  The child cannot use
+ * the parent's caches (-ECHILD), so an atfork child handler releases every
+ * live monitor's kernel objects there (live_lock is held across fork, so the
+ * child never sees the list half updated).
  */
 #include <errno.h>
 #include "monitor_bpf.h"
@@ -49,6 +57,60 @@ const struct mrc_monitor_ops mrc_monitor_bpf_ops = {
 #include "mrc_monitor.skel.h"
 
 #define WATCH_BUSY_RETRIES 1000
+
+/* Every started monitor, for the atfork child handler. */
+static struct mrc_bpf_mon live = { .prev = &live, .next = &live };
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&live_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&live_lock);
+}
+
+/* The links, programs, maps and their mappings go; the rest of the
+ * monitor's memory is the parent's copy, freed by no one (as the cache's
+ * own: mrcache_destroy() in a child stops no monitor). */
+static void fork_child(void)
+{
+	for (struct mrc_bpf_mon *m = live.next; m != &live; m = m->next) {
+		ring_buffer__free(m->rb);
+		m->rb = NULL;
+		mrc_bpf_unload(m);
+	}
+	live.next = live.prev = &live;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void atfork_install(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void list_add(struct mrc_bpf_mon *m)
+{
+	pthread_once(&atfork_once, atfork_install);
+	pthread_mutex_lock(&live_lock);
+	m->next = live.next;
+	m->prev = &live;
+	live.next->prev = m;
+	live.next = m;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void list_del(struct mrc_bpf_mon *m)
+{
+	pthread_mutex_lock(&live_lock);
+	m->prev->next = m->next;
+	m->next->prev = m->prev;
+	pthread_mutex_unlock(&live_lock);
+	m->next = m->prev = NULL;
+}
 
 static struct mrc_bpf_mon *to_bpf(struct mrc_monitor *mon)
 {
@@ -214,6 +276,8 @@ static void bpf_stop(struct mrc_monitor *mon)
 
 	if (!m)
 		return;
+	if (m->next)
+		list_del(m);
 	ring_buffer__free(m->rb);
 	if (m->skel)
 		mrc_bpf_unload(m);
@@ -255,6 +319,7 @@ static int bpf_start(struct mrcache *cache, struct mrc_monitor **out)
 	err = mrc_bpf_selftest(m);
 	if (err)
 		goto fail;
+	list_add(m);
 	*out = &m->base;
 	return 0;
 fail:

@@ -44,6 +44,7 @@ struct mrc_bpf_watch {
 
 struct mrc_bpf_mon {
 	struct mrc_monitor base;
+	struct mrc_bpf_mon *prev, *next;	/* live monitors, for fork */
 	struct mrc_bpf_skel *skel;
 	enum mrc_bpf_variant variant;
 	struct ring_buffer *rb;
