@@ -31,13 +31,15 @@ int mrc_backend_open(const struct mrcache_config *cfg, struct mrc_backend **out)
  * The errors after which evicting unused registrations and trying again can
  * succeed: the backend ran out of pinnable memory (ENOMEM, which is also what
  * RLIMIT_MEMLOCK gives), of table slots (ENOSPC), of descriptors (EMFILE,
- * ENFILE), or the device asked us to come back (EAGAIN).
+ * ENFILE), of the watches mrmon allows one process (EDQUOT), or the device
+ * asked us to come back (EAGAIN).
  */
 int mrc_backend_resource_error(int err)
 {
 	switch (err < 0 ? -err : err) {
 	case ENOMEM:
 	case ENOSPC:
+	case EDQUOT:	/* mrmon: the process's max_watches_per_mm */
 	case EAGAIN:
 	case EMFILE:
 	case ENFILE:
