@@ -72,6 +72,8 @@ TOOL_NAMES  := $(patsubst tools/%/,%,$(TOOL_DIRS))
 TOOL_BIN    := $(TOOL_NAMES:%=$(BUILD)/tools/%)
 # test-tools-help runs every tool (the ones built) with --help.
 $(BUILD)/tests/test-tools-help: CPPFLAGS += -DMRC_TOOL_NAMES='"$(TOOL_NAMES)"'
+# Tests that read the source tree (the docs, the sources) find it here.
+$(BUILD)/tests/test-env-documented: CPPFLAGS += -DMRC_SRCDIR='"$(CURDIR)"'
 
 .PHONY: all lib tests tools check check-host install uninstall clean deps demo bench
 all: lib tests tools $(TOOLS_EXTRA)

@@ -85,7 +85,11 @@ void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
 int mrc_cache_drain_locked(struct mrcache *c);
 int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r);
 
-/* config.c */
+/* config.c: check *in and apply the MRCACHE_* variables to *out; 0 or
+ * -EINVAL.  The environment is read once, here: MRCACHE_FLAG_NO_ENV is set
+ * on *out unless MRCACHE_STATS asks for the statistics at destroy, the one
+ * variable mrcache_destroy() reads again (lib/cache.c), so that every false
+ * spelling of it ("no", "off"...) means what "0" means. */
 int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out);
 
 #endif

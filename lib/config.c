@@ -4,12 +4,14 @@
  *
  * Precedence: an environment variable overrides the program's config, so
  * an administrator can change the monitor or the limits without rebuilding;
- * a program that must not be overridden sets MRCACHE_FLAG_NO_ENV.
+ * a program that must not be overridden sets MRCACHE_FLAG_NO_ENV.  How
+ * the values read: lib/env.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cache.h"
+#include "env.h"
 
 void mrcache_config_init(struct mrcache_config *cfg)
 {
@@ -20,55 +22,43 @@ void mrcache_config_init(struct mrcache_config *cfg)
 	cfg->monitor = MRCACHE_MONITOR_AUTO;
 }
 
-/* "1234", "64k", "16M", "2g" (powers of 1024). */
-static int parse_size(const char *s, size_t *out)
+/* MRCACHE_BPF_VARIANT is read where the programs load
+ * (monitor_bpf_load.c), which cannot fail a create: checked here. */
+static int check_bpf_variant(void)
 {
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
+	const char *v = getenv("MRCACHE_BPF_VARIANT");
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	default: break;
-	}
-	if (*end || (shift && v > (~0ull >> shift)))
-		return -EINVAL;
-	*out = (size_t)(v << shift);
-	return 0;
-}
-
-static int env_size(const char *name, size_t *field)
-{
-	const char *v = getenv(name);
-
-	if (!v)
+	if (!v || !strcmp(v, "zap") || !strcmp(v, "syscall"))
 		return 0;
-	if (parse_size(v, field)) {
-		mrc_log(0, "%s=\"%s\" is not a size (e.g. 1000, 64k, 16M, 2G)", name, v);
-		return -EINVAL;
-	}
-	return 0;
+	mrc_log(0, "MRCACHE_BPF_VARIANT=\"%s\" is not one of zap, syscall", v);
+	return -EINVAL;
 }
 
+/* Every variable is checked, so that one run names every bad value. */
 static int apply_env(struct mrcache_config *cfg)
 {
 	const char *v = getenv("MRCACHE_MONITOR");
-	int rc;
+	int stats = 0, debug, rc = 0;
 
+	mrc_env_report();
 	if (v && mrcache_monitor_parse(v, &cfg->monitor)) {
 		mrc_log(0, "MRCACHE_MONITOR=\"%s\" is not one of auto, none, kernel, bpf, uffd, hooks", v);
-		return -EINVAL;
+		rc = -EINVAL;
 	}
-	rc = env_size("MRCACHE_MAX_REGIONS", &cfg->max_regions);
-	if (rc == 0)
-		rc = env_size("MRCACHE_MAX_BYTES", &cfg->max_bytes);
+	if (mrc_env_size("MRCACHE_MAX_REGIONS", &cfg->max_regions))
+		rc = -EINVAL;
+	if (mrc_env_size("MRCACHE_MAX_BYTES", &cfg->max_bytes))
+		rc = -EINVAL;
+	if (mrc_env_bool("MRCACHE_STATS", &stats))
+		rc = -EINVAL;
+	/* Read by lib/log.c, which cannot fail a create: checked here. */
+	if (mrc_env_bool("MRCACHE_DEBUG", &debug))
+		rc = -EINVAL;
+	if (check_bpf_variant())
+		rc = -EINVAL;
+	/* See mrc_config_resolve() in cache.h. */
+	if (!stats)
+		cfg->flags |= MRCACHE_FLAG_NO_ENV;
 	return rc;
 }
 

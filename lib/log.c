@@ -3,16 +3,22 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "env.h"
 #include "monitor.h"
 
+/* MRCACHE_DEBUG, a boolean; a bad value reads as off here, and fails
+ * mrcache_create() with a message (config.c). */
 static int log_level(void)
 {
 	static int level = -1;
 	const char *env;
+	int on = 0;
 
 	if (__atomic_load_n(&level, __ATOMIC_RELAXED) < 0) {
 		env = getenv("MRCACHE_DEBUG");
-		__atomic_store_n(&level, env ? atoi(env) : 0, __ATOMIC_RELAXED);
+		if (env)
+			mrc_parse_bool(env, &on);
+		__atomic_store_n(&level, on, __ATOMIC_RELAXED);
 	}
 	return __atomic_load_n(&level, __ATOMIC_RELAXED);
 }
