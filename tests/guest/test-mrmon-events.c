@@ -10,6 +10,15 @@
  * mremap, a collapse) must stay invalid: those rows are the negative
  * controls of the split rows, and the reverse.  A word that was never
  * cleared comes back unchanged.
+ *
+ * REVALIDATE re-arms only pages pinned for DMA, as the registration a
+ * watch protects pins them: every row that must come back re-armed is
+ * pinned by an io_uring fixed buffer registered after WATCH, as a cache
+ * does (watch, register, re-check the word).  Each such row has a control
+ * beside it, an unpinned watch through the same operation: 0.  The real
+ * changes that a pin would prevent (COW after fork, a collapse) are
+ * unpinned, and so would give 0 even if the module missed the change;
+ * the pinned DONTNEED-and-touch row shows that it does not.
  */
 #include <liburing.h>
 #include <signal.h>
@@ -29,15 +38,36 @@ static uint64_t rearmed;	/* what the header's revalidations must say */
 struct watch {
 	uint32_t slot;
 	uint64_t expected;
+	void *p;
+	size_t len;
 };
 
-static struct watch watch(const void *p, size_t len)
+static struct watch watch(void *p, size_t len)
 {
-	struct watch w = { 0, 0 };
+	struct watch w = { 0, 0, p, len };
 
 	CHECK_EQ(mon_watch_flags(&m, p, len, (uintptr_t)p, MRMON_RANGE_SNAPSHOT,
 				 &w.slot, &w.expected), 0);
 	return w;
+}
+
+/* After WATCH, as a cache does: register the watched ranges (one fixed
+ * buffer each, which pins them), then re-check that every word is still
+ * valid. */
+static void pin(const struct watch *w, int n)
+{
+	struct iovec iov[4];
+
+	for (int i = 0; i < n; i++)
+		iov[i] = (struct iovec){ w[i].p, w[i].len };
+	CHECK_EQ(io_uring_register_buffers(&ring, iov, (unsigned int)n), 0);
+	for (int i = 0; i < n; i++)
+		CHECK(mon_valid(&m, w[i].slot, w[i].expected));
+}
+
+static void unpin(void)
+{
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0);
 }
 
 /* The cause of the last event of this watch's generation, or 0. */
@@ -132,7 +162,6 @@ static char *map_block(int huge)
 static void rows_small(void)
 {
 	struct watch w, w2;
-	struct iovec iov;
 	char *p, *q;
 	pid_t pid;
 	int fds[2], status;
@@ -158,21 +187,25 @@ static void rows_small(void)
 	/* Pinned, as a registration holds it: the old page cannot be
 	 * freed, so the touch maps another one. */
 	p = map_small(1);
-	iov = (struct iovec){ p, PAGE };
-	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0);
 	w = watch(p, PAGE);
+	pin(&w, 1);
 	madvise(p, PAGE, MADV_DONTNEED);
 	p[0] = 3;
 	expect("MADV_DONTNEED, touch (pinned)", w, 0, MRMON_CAUSE_CLEAR, 0);
-	CHECK_EQ(io_uring_unregister_buffers(&ring), 0);
+	unpin();
 	munmap(p, PAGE);
 
-	/* The PTE keeps its page (marked clean): the same PFN. */
-	p = map_small(1);
+	/* The PTE keeps its page (marked clean): the same PFN, re-armed
+	 * when pinned; the unpinned page beside it is not. */
+	p = map_small(2);
 	w = watch(p, PAGE);
-	madvise(p, PAGE, MADV_FREE);
-	expect("MADV_FREE", w, 0, MRMON_CAUSE_CLEAR, 1);
-	munmap(p, PAGE);
+	w2 = watch(p + PAGE, PAGE);
+	pin(&w, 1);
+	madvise(p, 2 * PAGE, MADV_FREE);
+	expect("MADV_FREE (pinned)", w, 0, MRMON_CAUSE_CLEAR, 1);
+	expect("  control: MADV_FREE (unpinned)", w2, 0, MRMON_CAUSE_CLEAR, 0);
+	unpin();
+	munmap(p, 2 * PAGE);
 
 	p = map_small(1);
 	w = watch(p, PAGE);
@@ -256,54 +289,82 @@ static void rows_small(void)
 }
 
 /* Splitting a VMA in a 2 MiB window without any huge page still sends
- * CLEAR over the window (6.1): harmless, re-armed. */
+ * CLEAR over the window (6.1): harmless, re-armed when pinned. */
 static void row_vma_split(void)
 {
 	char *p = map_block(0);
-	struct watch w;
+	struct watch w, ctl;
 
 	CHECK(p != NULL);
 	if (!p)
 		return;
 	w = watch(p + 10 * PAGE, 4 * PAGE);
+	ctl = watch(p + 20 * PAGE, 4 * PAGE);
+	pin(&w, 1);
 	mprotect(p + 100 * PAGE, PAGE, PROT_READ);
 	expect("VMA split by mprotect (no THP)", w, 0, MRMON_CAUSE_CLEAR, 1);
+	expect("  control: the same, unpinned", ctl, 0, MRMON_CAUSE_CLEAR, 0);
+	unpin();
 	munmap(p, HUGE);
 }
 
-/* Splits: watchers on p10 and p100 of a THP-backed 2 MiB block; the
- * operation hits p100 only (docs/mrmon.md, "Splits"). */
+/* The split operations of rows_huge(), on p100 of a block. */
+static void split_op(char *p, int op)
+{
+	if (op == 0)
+		munmap(p + 100 * PAGE, PAGE);
+	else if (op == 1)
+		madvise(p + 100 * PAGE, PAGE, MADV_DONTNEED);
+	else if (op == 2)
+		mprotect(p + 100 * PAGE, PAGE, PROT_READ);
+	else
+		madvise(p + 100 * PAGE, PAGE, MADV_DONTFORK);
+}
+
+/*
+ * Splits: watchers on p10 and p100 of a THP-backed 2 MiB block, both
+ * pinned; the operation hits p100 only (docs/mrmon.md, "Splits").  The
+ * pin holds the whole huge page, so p20 of it, watched but not
+ * registered, cannot be freed either: re-armed.  The control is p10 of
+ * another THP-backed block, unpinned, through the same operation: 0.
+ */
 static void rows_huge(void)
 {
 	static const char *names[] = { "munmap", "MADV_DONTNEED", "mprotect", "MADV_DONTFORK" };
-	char *p;
+	char *p, *q;
 
 	for (int op = 0; op < 4; op++) {
 		char row[64];
-		struct watch w10, w100;
+		struct watch w[2], w20, ctl;
 
 		p = map_block(1);
-		if (!p) {
+		q = map_block(1);
+		if (!p || !q) {
 			printf("  (no transparent huge page: split rows skipped)\n");
+			if (p)
+				munmap(p, HUGE);
+			if (q)
+				munmap(q, HUGE);
 			return;
 		}
-		w10 = watch(p + 10 * PAGE, PAGE);
-		w100 = watch(p + 100 * PAGE, PAGE);
-		if (op == 0)
-			munmap(p + 100 * PAGE, PAGE);
-		else if (op == 1)
-			madvise(p + 100 * PAGE, PAGE, MADV_DONTNEED);
-		else if (op == 2)
-			mprotect(p + 100 * PAGE, PAGE, PROT_READ);
-		else
-			madvise(p + 100 * PAGE, PAGE, MADV_DONTFORK);
+		w[0] = watch(p + 10 * PAGE, PAGE);
+		w[1] = watch(p + 100 * PAGE, PAGE);
+		w20 = watch(p + 20 * PAGE, PAGE);
+		ctl = watch(q + 10 * PAGE, PAGE);
+		pin(w, 2);
+		split_op(p, op);
+		split_op(q, op);
 		snprintf(row, sizeof(row), "THP split by %s", names[op]);
-		expect(row, w10, 0, MRMON_CAUSE_CLEAR, 1);
+		expect(row, w[0], 0, MRMON_CAUSE_CLEAR, 1);
 		/* The split's CLEAR comes first; munmap's UNMAP and the
 		 * zap of DONTNEED are real changes of p100 itself. */
 		snprintf(row, sizeof(row), "  the page itself (%s)", names[op]);
-		expect(row, w100, 0, MRMON_CAUSE_CLEAR, op >= 2);
+		expect(row, w[1], 0, MRMON_CAUSE_CLEAR, op >= 2);
+		expect("  p20, in the pinned huge page", w20, 0, MRMON_CAUSE_CLEAR, 1);
+		expect("  control: another THP, unpinned", ctl, 0, MRMON_CAUSE_CLEAR, 0);
+		unpin();
 		munmap(p, HUGE);
+		munmap(q, HUGE);
 	}
 
 	p = map_block(1);
@@ -315,7 +376,8 @@ static void rows_huge(void)
 		munmap(p, HUGE);
 	}
 
-	/* MADV_COLLAPSE (6.1+) copies 4 KiB pages into a new huge page. */
+	/* MADV_COLLAPSE (6.1+) copies 4 KiB pages into a new huge page;
+	 * it refuses pinned pages, so this row is unpinned. */
 	p = map_block(0);
 	if (p) {
 		struct watch w;
