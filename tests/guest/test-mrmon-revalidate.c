@@ -1,22 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-mrmon-revalidate: what REVALIDATE gives back, one outcome at a
- * time, on watches made with MRMON_RANGE_SNAPSHOT unless said otherwise.
+ * time, on watches made with MRMON_RANGE_SNAPSHOT unless said otherwise,
+ * and pinned by an io_uring fixed buffer registered after WATCH (as a
+ * cache does: watch, register, re-check) unless said otherwise.
  *   word still valid                     the same expected; nothing counted
  *   a VMA split in the 2 MiB window      re-armed: a newer generation, the
  *     (mprotect elsewhere: CLEAR)        word valid, `revalidations` + 1;
  *                                        later events carry the new
  *                                        generation; UNWATCH and REVALIDATE
  *                                        with the old expected: ESTALE
+ *   the same split, unpinned             0 (REVALIDATE needs the pin)
  *   MADV_DONTNEED, not touched again     0 (a page not present)
- *   MADV_DONTNEED, touched (pinned)      0 (a new page)
+ *   MADV_DONTNEED, touched               0 (a new page)
  *   munmap, mmap at the same address     0 (UNMAP seen, whatever the PFN)
  *   watched without SNAPSHOT             0
  *   pages not present at WATCH           0, even once they are
  * After a 0 the generation is the old one (UNWATCH with it works).  Each
  * 0 has a re-armed control in the same window and operation.  Unpinned,
- * MADV_DONTNEED then touch may map the freed page again: REVALIDATE must
- * re-arm exactly when pagemap shows the same PFN (a figure, both ways).
+ * MADV_DONTNEED then touch often maps the freed page again: REVALIDATE
+ * must give 0 all the same (a figure: how often pagemap showed the same
+ * PFN).
+ *
+ * A regression test of a caller that breaks the protocol: WATCH
+ * fingerprints page X, MADV_DONTNEED frees X, a touch maps Y, Y is
+ * registered and the re-check (the word is invalid) ignored; X is then
+ * brought back under the address (DONTNEED and touch until pagemap shows
+ * it, bounded: a round where it never comes back is inconclusive, and at
+ * least one of the 32 must not be).  REVALIDATE must give 0: the word
+ * would otherwise be valid over a registration of Y (before ec78fe2 it
+ * was, 32 rounds of 32).  Control: X pinned too (a second ring), re-armed.
  *
  * Then a race: one thread REVALIDATEs a pinned range (an io_uring fixed
  * buffer) over and over while another replaces its pages (MADV_DONTNEED,
@@ -29,6 +42,7 @@
  */
 #include <liburing.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -37,6 +51,8 @@
 
 #define HUGE (2ul << 20)
 #define RACE_PAGES 16
+#define MISUSE_ROUNDS 32
+#define MISUSE_TRIES 64		/* DONTNEED and touch, to bring X back */
 
 static struct mon m;
 static struct io_uring ring;
@@ -45,19 +61,44 @@ static int pagemap = -1;
 struct watch {
 	uint32_t slot;
 	uint64_t e;
+	void *p;
+	size_t len;
 };
 
-static struct watch watch_flags(const void *p, size_t len, uint32_t flags)
+static struct watch watch_flags(void *p, size_t len, uint32_t flags)
 {
-	struct watch w = { 0, 0 };
+	struct watch w = { 0, 0, p, len };
 
 	CHECK_EQ(mon_watch_flags(&m, p, len, (uintptr_t)p, flags, &w.slot, &w.e), 0);
 	return w;
 }
 
-static struct watch watch(const void *p, size_t len)
+static struct watch watch(void *p, size_t len)
 {
 	return watch_flags(p, len, MRMON_RANGE_SNAPSHOT);
+}
+
+/* After WATCH, as a cache does: register the watched ranges with `r`
+ * (one fixed buffer each, which pins them), then re-check every word. */
+static void pin_on(struct io_uring *r, const struct watch *w, int n)
+{
+	struct iovec iov[4];
+
+	for (int i = 0; i < n; i++)
+		iov[i] = (struct iovec){ w[i].p, w[i].len };
+	CHECK_EQ(io_uring_register_buffers(r, iov, (unsigned int)n), 0);
+	for (int i = 0; i < n; i++)
+		CHECK(mon_valid(&m, w[i].slot, w[i].e));
+}
+
+static void pin(const struct watch *w, int n)
+{
+	pin_on(&ring, w, n);
+}
+
+static void unpin(void)
+{
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0);
 }
 
 /* REVALIDATE; returns what came back (0 on an ioctl error, checked). */
@@ -112,26 +153,35 @@ static void outcome_split(void)
 {
 	void *raw;
 	char *p = map_block(&raw);
-	uint64_t rev = m.hdr->revalidations, e1, e;
+	uint64_t rev = m.hdr->revalidations, e1, e, ectl;
 	struct mrmon_event ev;
-	struct watch w;
+	struct watch w, ctl;
 
 	if (!p)
 		return;
 	w = watch(p + 10 * PAGE, 4 * PAGE);
+	ctl = watch(p + 20 * PAGE, 4 * PAGE);
+	pin(&w, 1);
 	CHECK_EQ(revalidate(w), w.e);				/* valid: the same */
+	CHECK_EQ(revalidate(ctl), ctl.e);			/* unpinned too */
 	CHECK_EQ(m.hdr->revalidations, rev);
 	CHECK_EQ(mprotect(p + 100 * PAGE, PAGE, PROT_READ), 0);
 	CHECK(!mon_valid(&m, w.slot, w.e));
+	CHECK(!mon_valid(&m, ctl.slot, ctl.e));
 	ev = last_event(w.slot);
 	CHECK_EQ(ev.cause, MRMON_CAUSE_CLEAR);
 	CHECK_EQ(ev.generation, w.e >> 1);
 	e1 = revalidate(w);
-	printf("split: word %#llx -> REVALIDATE %#llx\n", (unsigned long long)w.e,
-	       (unsigned long long)e1);
+	ectl = revalidate(ctl);
+	printf("split: word %#llx -> REVALIDATE %#llx; unpinned, the same split: %#llx -> %#llx\n",
+	       (unsigned long long)w.e, (unsigned long long)e1, (unsigned long long)ctl.e,
+	       (unsigned long long)ectl);
 	CHECK(e1 & MRMON_WORD_VALID);
 	CHECK(e1 >> 1 > w.e >> 1);
 	CHECK(mon_valid(&m, w.slot, e1));
+	CHECK_EQ(ectl, 0);					/* the control */
+	CHECK(!mon_valid(&m, ctl.slot, ctl.e));
+	CHECK_EQ(mon_unwatch(&m, ctl.slot, ctl.e), 0);
 	CHECK_EQ(m.hdr->revalidations, rev + 1);
 	e = e1;
 	CHECK_EQ(mon_revalidate(&m, w.slot, &e), 0);		/* valid now: the same */
@@ -151,6 +201,7 @@ static void outcome_split(void)
 	CHECK_EQ(revalidate(w), 0);				/* UNMAP: never again */
 	CHECK_EQ(m.hdr->revalidations, rev + 1);
 	CHECK_EQ(mon_unwatch(&m, w.slot, e1), 0);
+	unpin();
 	munmap(raw, 2 * HUGE);
 }
 
@@ -191,53 +242,51 @@ static void outcome_zap(void)
 {
 	void *raw;
 	char *p = map_block(&raw);
-	struct iovec iov;
-	struct watch w, ctl;
+	struct watch w[2], ctl, unp;
 	uint64_t pfn;
 
 	if (!p)
 		return;
-	w = watch(p + 10 * PAGE, PAGE);
+	w[0] = watch(p + 10 * PAGE, PAGE);
 	ctl = watch(p + 20 * PAGE, PAGE);
+	pin(w, 1);
 	madvise(p + 10 * PAGE, PAGE, MADV_DONTNEED);
-	expect_zero("MADV_DONTNEED, not touched", w);
+	expect_zero("MADV_DONTNEED, not touched", w[0]);
 	/* ctl saw no CLEAR (a zap splits nothing here): still valid. */
 	CHECK(mon_valid(&m, ctl.slot, ctl.e));
 	CHECK_EQ(revalidate(ctl), ctl.e);
 	CHECK_EQ(mon_unwatch(&m, ctl.slot, ctl.e), 0);
+	unpin();
 
-	iov = (struct iovec){ p + 30 * PAGE, PAGE };
-	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0);
-	w = watch(p + 30 * PAGE, PAGE);
-	ctl = watch(p + 40 * PAGE, PAGE);
+	w[0] = watch(p + 30 * PAGE, PAGE);
+	w[1] = watch(p + 40 * PAGE, PAGE);
+	unp = watch(p + 50 * PAGE, PAGE);
+	pin(w, 2);
 	pfn = pfn_of(p + 30 * PAGE);
 	madvise(p + 30 * PAGE, PAGE, MADV_DONTNEED);
 	p[30 * PAGE] = 2;
 	CHECK(!pfn || pfn != pfn_of(p + 30 * PAGE));	/* the pin holds the old */
 	/* The split that follows must not hide the replaced page. */
 	CHECK_EQ(mprotect(p + 100 * PAGE, PAGE, PROT_READ), 0);
-	expect_zero("MADV_DONTNEED, touched (pinned)", w);
-	expect_rearmed("  control: its neighbour, split only", ctl);
-	CHECK_EQ(io_uring_unregister_buffers(&ring), 0);
+	expect_zero("MADV_DONTNEED, touched", w[0]);
+	expect_rearmed("  control: its neighbour, split only", w[1]);
+	expect_zero("  control: split only, unpinned", unp);
+	unpin();
 	munmap(raw, 2 * HUGE);
 }
 
 /* Unpinned, the page MADV_DONTNEED frees is often the next one the touch
- * gets: the mapping then holds the same PFN, and REVALIDATE may re-arm.
- * It must re-arm exactly when the PFN is the same. */
+ * gets, so the mapping holds the same PFN again; but nothing kept the
+ * page from being anyone's in between, and REVALIDATE must give 0. */
 static void outcome_unpinned_reuse(void)
 {
-	int same = 0, rearmed = 0, agree = 0, n = 64;
+	int same = 0, rearmed = 0, n = 64;
+	uint64_t rev = m.hdr->revalidations;
 	void *raw;
 	char *p = map_block(&raw);
 
 	if (!p)
 		return;
-	if (pagemap < 0 || !pfn_of(p)) {
-		printf("no PFNs in pagemap: the unpinned reuse figure is skipped\n");
-		munmap(raw, 2 * HUGE);
-		return;
-	}
 	for (int i = 0; i < n; i++) {
 		char *q = p + (200 + i) * PAGE;
 		struct watch w = watch(q, PAGE);
@@ -246,14 +295,118 @@ static void outcome_unpinned_reuse(void)
 		madvise(q, PAGE, MADV_DONTNEED);
 		q[0] = 3;
 		e = revalidate(w);
-		same += pfn_of(q) == before;
+		same += before && pfn_of(q) == before;
 		rearmed += e != 0;
-		agree += (pfn_of(q) == before) == (e != 0);
 		CHECK_EQ(mon_unwatch(&m, w.slot, e ? e : w.e), 0);
 	}
-	printf("unpinned MADV_DONTNEED then touch, %d times: the same PFN %d times, re-armed %d "
-	       "times, REVALIDATE agreed with pagemap %d times\n", n, same, rearmed, agree);
-	CHECK_EQ(agree, n);
+	if (pagemap < 0 || !pfn_of(p))
+		printf("unpinned MADV_DONTNEED then touch, %d times: re-armed %d times (no PFNs "
+		       "in pagemap)\n", n, rearmed);
+	else
+		printf("unpinned MADV_DONTNEED then touch, %d times: the same PFN came back %d "
+		       "times, re-armed %d times\n", n, same, rearmed);
+	CHECK_EQ(rearmed, 0);
+	CHECK_EQ(m.hdr->revalidations, rev);
+	munmap(raw, 2 * HUGE);
+}
+
+/*
+ * One round of the misuse (the top of the file) on page q, with `decoy`
+ * to take the freed X while the touch of q faults Y in.  Returns 0 if
+ * REVALIDATE gave 0 with X back under q (then the control: X pinned too,
+ * re-armed), 1 if it re-armed; inconclusive: -1 if X never came back, -2
+ * if the touch got X itself (the decoy did not take it); *tries:
+ * DONTNEED-and-touch rounds it took.
+ */
+static int misuse_round(struct io_uring *ring2, char *q, char *decoy, int *tries)
+{
+	struct iovec iov = { q, PAGE };
+	uint64_t x, e = 0;
+	struct watch w;
+	int ret = -1;
+
+	madvise(decoy, PAGE, MADV_DONTNEED);	/* absent: its touch takes X */
+	x = pfn_of(q);
+	w = watch(q, PAGE);			/* fingerprints X */
+	madvise(q, PAGE, MADV_DONTNEED);	/* X freed */
+	decoy[0] = 1;
+	q[0] = 2;				/* Y */
+	*tries = 0;
+	if (!x || pfn_of(q) == x) {
+		CHECK_EQ(mon_unwatch(&m, w.slot, w.e), 0);
+		return -2;
+	}
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0);
+	/* The re-check would say invalid: ignored, on purpose. */
+	CHECK(!mon_valid(&m, w.slot, w.e));
+	while (pfn_of(q) != x && *tries < MISUSE_TRIES) {
+		/* Unmapped, Y stays pinned; the page freed last, which
+		 * the touch takes, is X from the decoy the first time,
+		 * then what the last touch got. */
+		madvise(q, PAGE, MADV_DONTNEED);
+		if (!(*tries)++)
+			madvise(decoy, PAGE, MADV_DONTNEED);
+		q[0] = 3;
+	}
+	if (pfn_of(q) == x) {
+		e = revalidate(w);
+		ret = e != 0;
+	}
+	if (!ret) {
+		/* Control: the fingerprint does match; the pin was all
+		 * REVALIDATE missed. */
+		CHECK_EQ(io_uring_register_buffers(ring2, &iov, 1), 0);
+		e = revalidate(w);
+		CHECK(e && mon_valid(&m, w.slot, e));
+		CHECK_EQ(io_uring_unregister_buffers(ring2), 0);
+	}
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0);
+	CHECK_EQ(mon_unwatch(&m, w.slot, e ? e : w.e), 0);
+	return ret;
+}
+
+/* The misuse, MISUSE_ROUNDS times on one CPU (its free-page list is the
+ * one the faults take from). */
+static void misuse(void)
+{
+	int zeros = 0, rearmed = 0, never = 0, got_x = 0, tries, sum = 0;
+	struct io_uring ring2;
+	cpu_set_t all, one;
+	void *raw;
+	char *p;
+
+	p = map_block(&raw);
+	if (!p)
+		return;
+	if (pagemap < 0 || !pfn_of(p)) {
+		printf("misuse: no PFNs in pagemap, skipped\n");
+		munmap(raw, 2 * HUGE);
+		return;
+	}
+	CHECK_EQ(io_uring_queue_init(4, &ring2, 0), 0);
+	CHECK_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	CHECK_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+	for (int i = 0; i < MISUSE_ROUNDS; i++) {
+		int r = misuse_round(&ring2, p + (300 + i) * PAGE, p + (400 + i) * PAGE, &tries);
+
+		zeros += r == 0;
+		rearmed += r == 1;
+		never += r == -1;
+		got_x += r == -2;
+		sum += r >= 0 ? tries : 0;
+	}
+	CHECK_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+	printf("misuse (X fingerprinted, Y registered, X back): %d rounds, X came back in %d "
+	       "(%.1f DONTNEED-and-touch each): REVALIDATE 0 in %d, re-armed in %d; "
+	       "inconclusive: X never came back in %d (%d tries each), the touch got X itself "
+	       "in %d\n", MISUSE_ROUNDS, zeros + rearmed,
+	       zeros + rearmed ? (double)sum / (zeros + rearmed) : 0.0, zeros, rearmed, never,
+	       MISUSE_TRIES, got_x);
+	CHECK_EQ(rearmed, 0);
+	CHECK(zeros + rearmed > 0);	/* the case was reached at least once */
+	io_uring_queue_exit(&ring2);
 	munmap(raw, 2 * HUGE);
 }
 
@@ -277,17 +430,19 @@ static void outcome_split_zero(void)
 {
 	struct mrmon_unwatch_entry u[3];
 	struct mrmon_batch b = { .entries = (uintptr_t)u, .count = 3 };
-	struct watch none, absent, part, ctl;
+	struct watch w[3];
 	void *raw;
 	char *p = map_block(&raw);
 
 	if (!p)
 		return;
-	none = watch_flags(p + 10 * PAGE, PAGE, 0);
-	ctl = watch(p + 20 * PAGE, PAGE);
+	w[0] = watch_flags(p + 10 * PAGE, PAGE, 0);
+	w[1] = watch(p + 20 * PAGE, PAGE);
+	pin(w, 2);
 	CHECK_EQ(mprotect(p + 100 * PAGE, PAGE, PROT_READ), 0);
-	expect_zero("split, watched without SNAPSHOT", none);
-	expect_rearmed("  control: SNAPSHOT, same window", ctl);
+	expect_zero("split, watched without SNAPSHOT", w[0]);
+	expect_rearmed("  control: SNAPSHOT, same window", w[1]);
+	unpin();
 	/* A new window: the split left no VMA covering this one, and a
 	 * split only CLEARs the window of a VMA that covers it. */
 	munmap(raw, 2 * HUGE);
@@ -295,21 +450,21 @@ static void outcome_split_zero(void)
 	if (!p)
 		return;
 
-	/* Not present at WATCH (all, or one page of two), present later. */
+	/* Not present at WATCH (all, or one page of two), present later:
+	 * the registration faults them in, and pins them. */
 	madvise(p + 30 * PAGE, 2 * PAGE, MADV_DONTNEED);
 	madvise(p + 41 * PAGE, PAGE, MADV_DONTNEED);
-	absent = watch(p + 30 * PAGE, 2 * PAGE);
-	part = watch(p + 40 * PAGE, 2 * PAGE);
-	ctl = watch(p + 50 * PAGE, 2 * PAGE);
-	memset(p + 30 * PAGE, 4, 2 * PAGE);
-	p[41 * PAGE] = 4;
+	w[0] = watch(p + 30 * PAGE, 2 * PAGE);
+	w[1] = watch(p + 40 * PAGE, 2 * PAGE);
+	w[2] = watch(p + 50 * PAGE, 2 * PAGE);
+	pin(w, 3);
+	CHECK(pfn_of(p + 30 * PAGE) || pagemap < 0);
 	CHECK_EQ(mprotect(p + 100 * PAGE, PAGE, PROT_READ), 0);
-	CHECK(!mon_valid(&m, absent.slot, absent.e) && !mon_valid(&m, part.slot, part.e));
-	CHECK(!mon_valid(&m, ctl.slot, ctl.e));
+	for (int i = 0; i < 3; i++) {
+		CHECK(!mon_valid(&m, w[i].slot, w[i].e));
+		u[i] = (struct mrmon_unwatch_entry){ .slot = w[i].slot, .expected = w[i].e };
+	}
 	/* One batch: each entry's answer is written back. */
-	u[0] = (struct mrmon_unwatch_entry){ .slot = absent.slot, .expected = absent.e };
-	u[1] = (struct mrmon_unwatch_entry){ .slot = part.slot, .expected = part.e };
-	u[2] = (struct mrmon_unwatch_entry){ .slot = ctl.slot, .expected = ctl.e };
 	CHECK_EQ(mon_ioctl(m.fd, MRMON_IOC_REVALIDATE, &b), 0);
 	CHECK_EQ(b.done, 3);
 	print_outcome("pages not present at WATCH", u[0].expected, 0);
@@ -317,10 +472,11 @@ static void outcome_split_zero(void)
 	print_outcome("  control: present, same window", u[2].expected, 1);
 	CHECK_EQ(u[0].expected, 0);
 	CHECK_EQ(u[1].expected, 0);
-	CHECK(u[2].expected && mon_valid(&m, ctl.slot, u[2].expected));
-	CHECK_EQ(mon_unwatch(&m, absent.slot, absent.e), 0);
-	CHECK_EQ(mon_unwatch(&m, part.slot, part.e), 0);
-	CHECK_EQ(mon_unwatch(&m, ctl.slot, u[2].expected), 0);
+	CHECK(u[2].expected && mon_valid(&m, w[2].slot, u[2].expected));
+	CHECK_EQ(mon_unwatch(&m, w[0].slot, w[0].e), 0);
+	CHECK_EQ(mon_unwatch(&m, w[1].slot, w[1].e), 0);
+	CHECK_EQ(mon_unwatch(&m, w[2].slot, u[2].expected), 0);
+	unpin();
 	munmap(raw, 2 * HUGE);
 }
 
@@ -542,6 +698,7 @@ int main(void)
 	outcome_split();
 	outcome_zap();
 	outcome_unpinned_reuse();
+	misuse();
 	outcome_remap();
 	outcome_split_zero();
 	race();
