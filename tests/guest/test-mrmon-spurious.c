@@ -16,13 +16,12 @@
  * <= 1.05.  REVALIDATE re-arms only pinned pages, so the unpinned run is
  * the control: nothing re-armed (its figure is printed).
  *
- * Then fragmented memory: the pages of a 2 MiB window faulted in reverse
- * order (so neighbouring pages are not neighbouring PFNs), watched 16
- * pages at a time with SNAPSHOT and registered, and a VMA split 1 MiB
- * away (mprotect or munmap of one page, each in a window of its own):
- * every watch must be invalidated and come back from REVALIDATE.
- * Control: an unpinned watch of 16 pages in the same window,
- * invalidated, 0.
+ * Then fragmented memory: the pages of a 2 MiB window faulted in so that
+ * neighbouring pages are not neighbouring PFNs, watched 16 pages at a
+ * time with SNAPSHOT and registered, and a VMA split 1 MiB away (mprotect
+ * or munmap of one page, each in a window of its own): every watch must
+ * be invalidated and come back from REVALIDATE.  Control: an unpinned
+ * watch of 16 pages in the same window, invalidated, 0.
  */
 #include <liburing.h>
 #include <stdio.h>
@@ -168,10 +167,35 @@ static uint64_t pfn_of(int pagemap, const void *addr)
 }
 
 /*
- * A fresh 2 MiB window faulted in reverse order, FRAG_WATCHES watches of
- * FRAG_WATCH_PAGES pages over its first 1 MiB, registered after WATCH,
- * and one unpinned (the control) beyond the split; one VMA split 1 MiB
- * away (mprotect or munmap of one page), then REVALIDATE of every watch.
+ * Fault the window's pages in, each followed by a page of a scratch
+ * mapping unmapped after.  Reverse order alone is not enough: the free
+ * lists may hand out PFNs ascending or descending (once in the guest,
+ * after the runs above, 237 of 255 neighbouring pages got neighbouring
+ * PFNs).  Interleaved, neighbouring pages of the window are two
+ * allocations apart either way.
+ */
+static void fault_fragmented(char *p)
+{
+	char *scratch = mmap(NULL, HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(scratch != MAP_FAILED);
+	if (scratch == MAP_FAILED)
+		return;
+	madvise(p, HUGE, MADV_NOHUGEPAGE);
+	madvise(scratch, HUGE, MADV_NOHUGEPAGE);
+	for (long i = HUGE / PAGE - 1; i >= 0; i--) {
+		p[i * PAGE] = (char)i;
+		scratch[i * PAGE] = 1;
+	}
+	munmap(scratch, HUGE);
+}
+
+/*
+ * A fresh 2 MiB window, fragmented (fault_fragmented()), FRAG_WATCHES
+ * watches of FRAG_WATCH_PAGES pages over its first 1 MiB, registered
+ * after WATCH, and one unpinned (the control) beyond the split; one VMA
+ * split 1 MiB away (mprotect or munmap of one page), then REVALIDATE of
+ * every watch.
  */
 static void run_fragmented(int unmap)
 {
@@ -189,9 +213,7 @@ static void run_fragmented(int unmap)
 	if (raw == MAP_FAILED)
 		return;
 	p = (char *)(((uintptr_t)raw + HUGE - 1) & ~(HUGE - 1));
-	madvise(p, HUGE, MADV_NOHUGEPAGE);
-	for (long i = HUGE / PAGE - 1; i >= 0; i--)
-		p[i * PAGE] = (char)i;
+	fault_fragmented(p);
 	pagemap = open("/proc/self/pagemap", O_RDONLY);
 	for (int i = 0; pagemap >= 0 && i + 1 < FRAG_WATCHES * FRAG_WATCH_PAGES; i++) {
 		uint64_t a = pfn_of(pagemap, p + i * PAGE), b = pfn_of(pagemap, p + (i + 1) * PAGE);
