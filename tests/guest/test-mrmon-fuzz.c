@@ -19,7 +19,13 @@
  * thread are checked exactly; two descriptors shared by all threads
  * (closed and reopened under the others' feet) are checked against the
  * errnos any call may return.  One 2 MiB window per thread is split and
- * merged again (mprotect), so REVALIDATE has CLEARs it can undo.
+ * merged again (mprotect), so REVALIDATE has CLEARs it can undo: but only
+ * on pages pinned for DMA, and the window's first 32 pages are where a
+ * thread does what a cache does (watch with SNAPSHOT, register the range
+ * as its io_uring fixed buffer, re-check the word).  So a re-arm of a
+ * range not inside the thread's current registration is a bad result;
+ * the window's next 32 pages, present and never pinned, are the control
+ * (their split-cleared watches give 0, counted).
  *
  * Leaks: the fuzz runs in a child process; after it exits the module's
  * reference count must be back (exact: every open file holds one), the
@@ -29,6 +35,7 @@
  * descriptors held open must show in all three.  Kernel warnings are the
  * harness's verdict (guest/kernel-log scans dmesg).
  */
+#include <liburing.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -45,6 +52,8 @@
 #define SHARED		2	/* descriptors every thread uses */
 #define REGIONS		4	/* memory regions per thread */
 #define REGION_PAGES	16
+#define PIN_PAGES	32	/* of the split window: watched and registered */
+#define BIG_PAGES	64	/* of the split window: present */
 #define MAX_WATCH	32	/* remembered watches per descriptor */
 #define LIMIT_SLOTS	4096	/* module limits during the fuzz */
 #define LIMIT_EVENTS	1024
@@ -60,6 +69,8 @@ static const uintptr_t bad_ptrs[] = {
 struct watch {
 	uint32_t slot;
 	uint64_t expected;
+	uint64_t start, end;	/* page-rounded */
+	bool snapshot;		/* MRMON_RANGE_SNAPSHOT */
 };
 
 struct desc {
@@ -82,12 +93,16 @@ struct worker {
 	unsigned int seed;
 	long ops;
 	long opens, watches, events, forks, rearms;
+	long registers, rechecks_invalid, unpinned_zeros;
 	struct desc d[OWN];
 	struct region r[REGIONS];
 	char *ro_entry;		/* a page it makes read-only around one call */
 	char *big_raw, *big;	/* a 2 MiB window one VMA covers: a split in
 				   it CLEARs every watch there, and
-				   REVALIDATE can re-arm them */
+				   REVALIDATE can re-arm the pinned ones */
+	struct io_uring ring;	/* its one fixed buffer: [pin_start, pin_end) */
+	bool ring_ok;
+	uint64_t pin_start, pin_end;
 };
 
 static struct mrmon_handshake limits;
@@ -158,7 +173,7 @@ static uint64_t pick_addr(struct worker *w)
 	case 3:
 		return rnd64(w);
 	case 4:
-		return (uintptr_t)w->big + rnd(w, 64 * PAGE);
+		return (uintptr_t)w->big + rnd(w, BIG_PAGES * PAGE);
 	default:
 		return (uintptr_t)r->p + rnd(w, REGION_PAGES * PAGE);
 	}
@@ -505,7 +520,9 @@ static void op_watch(struct worker *w, struct desc *d)
 		CHECK(x.slot < d->nslots && (x.expected & MRMON_WORD_VALID));
 		w->watches++;
 		if (d->nw < MAX_WATCH) {
-			d->w[d->nw] = (struct watch){ x.slot, x.expected };
+			d->w[d->nw] = (struct watch){ x.slot, x.expected, x.start & ~(PAGE - 1),
+						      (x.start + x.len + PAGE - 1) & ~(PAGE - 1),
+						      x.flags & MRMON_RANGE_SNAPSHOT };
 			check_word(d, &d->w[d->nw]);
 			d->nw++;
 		}
@@ -557,8 +574,59 @@ static void op_unwatch(struct worker *w, struct desc *d)
 		EXPECT("unwatch of a random generation", rc, -ESTALE);
 }
 
+/* A cache's registration: WATCH a range of the window's first PIN_PAGES
+ * with SNAPSHOT, register it in place of the thread's last one, re-check
+ * the word (another thread's fork can make the pin copy a page: invalid,
+ * counted). */
+static void op_register(struct worker *w, struct desc *d)
+{
+	size_t off = rnd(w, PIN_PAGES), n = 1 + rnd(w, PIN_PAGES - off < 8 ? PIN_PAGES - off : 8);
+	struct mrmon_range r = { .start = (uintptr_t)w->big + off * PAGE, .len = n * PAGE,
+				 .cookie = rnd64(w), .flags = MRMON_RANGE_SNAPSHOT };
+	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
+	struct iovec iov = { (void *)(uintptr_t)r.start, r.len };
+	int rc;
+
+	if (!w->ring_ok || !d->setup || d->nw == MAX_WATCH)
+		return;
+	rc = mon_ioctl(d->fd, MRMON_IOC_WATCH, &b);
+	EXPECT("watch to register", rc, 0, -ENOSPC);
+	if (rc)
+		return;
+	w->watches++;
+	d->w[d->nw++] = (struct watch){ r.slot, r.expected, r.start, r.start + r.len, true };
+	if (w->pin_end)
+		EXPECT("unregister", io_uring_unregister_buffers(&w->ring), 0);
+	w->pin_start = w->pin_end = 0;
+	rc = io_uring_register_buffers(&w->ring, &iov, 1);
+	EXPECT("register", rc, 0);
+	if (rc)
+		return;
+	w->pin_start = r.start;
+	w->pin_end = r.start + r.len;
+	w->registers++;
+	if (d->words && __atomic_load_n(&d->words[r.slot], __ATOMIC_ACQUIRE) != r.expected)
+		w->rechecks_invalid++;
+}
+
+/* Inside the thread's registration, which pins it?  A SNAPSHOT watch
+ * inside the window's part that is never pinned? */
+static bool watch_pinned(const struct worker *w, const struct watch *x)
+{
+	return w->pin_end && x->start >= w->pin_start && x->end <= w->pin_end;
+}
+
+static bool watch_unpinned(const struct worker *w, const struct watch *x)
+{
+	uint64_t big = (uintptr_t)w->big;
+
+	return x->snapshot && x->start >= big + PIN_PAGES * PAGE &&
+	       x->end <= big + BIG_PAGES * PAGE;
+}
+
 /* A live watch REVALIDATEd: the same word, a newer one (then the old
- * one is stale), or 0 (then the old one still names it). */
+ * one is stale; only for a pinned range), or 0 (then the old one still
+ * names it). */
 static void revalidate_live(struct worker *w, struct desc *d)
 {
 	struct watch *x = &d->w[rnd(w, d->nw)];
@@ -580,6 +648,7 @@ static void revalidate_live(struct worker *w, struct desc *d)
 	}
 	EXPECT("revalidate", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b), 0);
 	if (!u.expected) {
+		w->unpinned_zeros += watch_unpinned(w, x);
 		check_word(d, x);
 		return;
 	}
@@ -588,6 +657,13 @@ static void revalidate_live(struct worker *w, struct desc *d)
 	check_word(d, x);
 	if (u.expected != old) {
 		w->rearms++;
+		if (!watch_pinned(w, x)) {
+			__atomic_fetch_add(&test_failures, 1, __ATOMIC_RELAXED);
+			fprintf(stderr, "re-armed [%#llx, %#llx), not inside the registration "
+				"[%#llx, %#llx)\n", (unsigned long long)x->start,
+				(unsigned long long)x->end, (unsigned long long)w->pin_start,
+				(unsigned long long)w->pin_end);
+		}
 		u = (struct mrmon_unwatch_entry){ .slot = x->slot, .expected = old };
 		b.done = 0;
 		EXPECT("revalidate of the generation before", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b),
@@ -892,7 +968,9 @@ static void *worker_run(void *arg)
 	/* 4 KiB pages, only the watched ones present (a fork copies little):
 	 * their page table is what a split of the window CLEARs. */
 	madvise(w->big_raw, 4ul << 20, MADV_NOHUGEPAGE);
-	memset(w->big, 1, 64 * PAGE);
+	memset(w->big, 1, BIG_PAGES * PAGE);
+	w->ring_ok = !io_uring_queue_init(4, &w->ring, 0);
+	CHECK(w->ring_ok);
 	for (long n = 0; n < w->ops; n++) {
 		struct desc *d = &w->d[rnd(w, OWN)];
 		unsigned int k = rnd(w, 1000);
@@ -919,8 +997,10 @@ static void *worker_run(void *arg)
 			op_setup(w, d);
 		else if (k < 480)
 			op_mmap(w, d);
-		else if (k < 660)
+		else if (k < 645)
 			op_watch(w, d);
+		else if (k < 660)
+			op_register(w, d);
 		else if (k < 740)
 			op_revalidate(w, d);
 		else if (k < 840)
@@ -938,6 +1018,8 @@ static void *worker_run(void *arg)
 	for (int i = 0; i < REGIONS; i++)
 		if (w->r[i].p)
 			munmap(w->r[i].p, w->r[i].len);
+	if (w->ring_ok)
+		io_uring_queue_exit(&w->ring);
 	munmap(w->ro_entry, PAGE);
 	munmap(w->big_raw, 4ul << 20);
 	return NULL;
@@ -962,6 +1044,7 @@ static int fuzz(long total, unsigned int seed)
 	struct worker w[THREADS];
 	pthread_t t[THREADS];
 	long opens = 0, watches = 0, events = 0, forks = 0, rearms = 0;
+	long registers = 0, invalid = 0, unpinned_zeros = 0;
 
 	ro_page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	none_page = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -979,13 +1062,18 @@ static int fuzz(long total, unsigned int seed)
 		events += w[i].events;
 		forks += w[i].forks;
 		rearms += w[i].rearms;
+		registers += w[i].registers;
+		invalid += w[i].rechecks_invalid;
+		unpinned_zeros += w[i].unpinned_zeros;
 	}
 	for (int i = 0; i < SHARED; i++)
 		close(SHARED_FD + i);
 	*fuzz_opens = opens;
-	printf("%ld operations (seed %u): %ld opens, %ld watches, %ld re-armed, %ld events read, "
-	       "%ld forks, %d bad results\n",
-	       total, seed, opens, watches, rearms, events, forks, test_failures);
+	printf("%ld operations (seed %u): %ld opens, %ld watches, %ld registered (%ld re-checks "
+	       "invalid), %ld re-armed (all inside the registration), %ld REVALIDATEs of unpinned "
+	       "split-window watches gave 0, %ld events read, %ld forks, %d bad results\n",
+	       total, seed, opens, watches, registers, invalid, rearms, unpinned_zeros, events,
+	       forks, test_failures);
 	return test_result();
 }
 
