@@ -16,6 +16,8 @@ DESTDIR     ?=
 CC          ?= cc
 SAN         ?=
 WERROR      ?=
+# The one place the version is written: include/mrcache.h's MRCACHE_VERSION*
+# macros must say the same (tests/test-version.c asks `make print-version`).
 VERSION     := 0.1.0
 SOVERSION   := 0
 
@@ -73,9 +75,9 @@ TOOL_BIN    := $(TOOL_NAMES:%=$(BUILD)/tools/%)
 # test-tools-help runs every tool (the ones built) with --help.
 $(BUILD)/tests/test-tools-help: CPPFLAGS += -DMRC_TOOL_NAMES='"$(TOOL_NAMES)"'
 # Tests that read the source tree (the docs, the sources) find it here.
-$(BUILD)/tests/test-env-documented: CPPFLAGS += -DMRC_SRCDIR='"$(CURDIR)"'
+$(BUILD)/tests/test-env-documented $(BUILD)/tests/test-version: CPPFLAGS += -DMRC_SRCDIR='"$(CURDIR)"'
 
-.PHONY: all lib tests tools check check-host install uninstall clean deps demo bench
+.PHONY: all lib tests tools check check-host install uninstall clean deps demo bench print-version
 all: lib tests tools $(TOOLS_EXTRA)
 lib: $(LIB_SO) $(LIB_A) $(HOOKS_SO) $(HOOKS_A) $(BUILD)/mrcache.pc
 tests: $(TEST_BIN)
@@ -127,6 +129,9 @@ $(BUILD)/tools/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(HOOKS_A) $
 
 deps:
 	@bash scripts/deps.sh
+
+print-version:
+	@echo $(VERSION)
 
 # The README's first command: the stale-registration hazard, then the fix.
 demo: all
