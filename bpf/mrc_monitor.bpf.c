@@ -38,7 +38,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
 
 #define PAGE_SIZE_	4096ull
-#define PAGE_UP(x)	(((x) + PAGE_SIZE_ - 1) & ~(PAGE_SIZE_ - 1))
+#define ROUND_UP(x, a)	(((x) + (a) - 1) & ~((a) - 1))
+#define PAGE_UP(x)	ROUND_UP(x, PAGE_SIZE_)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -97,6 +98,9 @@ const volatile __u32 zap_vma_arg = 1, zap_start_arg = 2, zap_end_arg = 3;
 const volatile __u32 huge_vma_arg = 1, huge_start_arg = 2, huge_end_arg = 3;
 const volatile __u32 free_start_arg = 1, free_end_arg = 2, free_walk_arg = 3;
 const volatile __u32 move_vma_arg = 0, move_addr_arg = 1, move_len_arg = 4;
+/* The kernel's default huge page size (MAP_HUGETLB without a size), from
+ * the library. */
+const volatile __u64 huge_default = 2ull << 20;
 
 struct walk {
 	__u64 space, s, e;
@@ -359,6 +363,85 @@ int mrc_move_exit_pmc(__u64 *ctx)
 #define MADV_REMOVE_		9
 #define MADV_DONTNEED_LOCKED_	24
 
+#define MAP_ANONYMOUS_		0x20
+#define MAP_HUGETLB_		0x40000
+#define MAP_HUGE_SHIFT_		26
+#define MAP_HUGE_MASK_		0x3f
+#define VM_HUGETLB_		0x00400000
+#define HUGETLBFS_MAGIC_	0x958458f6
+#define HUGE_MAX		(1ull << 30)	/* the largest huge page (x86-64) */
+
+/*
+ * On hugetlb mappings the kernel rounds the lengths of mmap and mremap up
+ * to the huge page: mmap(p, 4096, MAP_FIXED | MAP_HUGETLB) replaces the
+ * whole huge page at p.  Every such length is rounded the same way here.
+ */
+
+/* The huge page size of a hugetlbfs file (MAP_HUGETLB and SHM_HUGETLB
+ * mappings have one too), 0 for any other file. */
+static __always_inline __u64 file_huge_size(struct file *file)
+{
+	struct super_block *sb = BPF_CORE_READ(file, f_inode, i_sb);
+	struct hugetlbfs_sb_info *info;
+
+	if (!sb || BPF_CORE_READ(sb, s_magic) != HUGETLBFS_MAGIC_)
+		return 0;
+	info = BPF_CORE_READ(sb, s_fs_info);
+	return PAGE_SIZE_ << (BPF_CORE_READ(info, hstate, order) & 31);
+}
+
+static __always_inline struct file *fd_file_of(struct task_struct *task, long fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *f = NULL;
+
+	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+/* The page size mmap(flags, fd) rounds its length to, as ksys_mmap_pgoff()
+ * does: a file's own, or MAP_HUGETLB's from the flags (0: the default). */
+static __always_inline __u64 mmap_page(struct task_struct *task, __u64 flags, long fd)
+{
+	struct file *f;
+	__u64 huge, log;
+
+	if (!(flags & MAP_ANONYMOUS_)) {
+		f = fd_file_of(task, fd);
+		huge = f ? file_huge_size(f) : 0;
+		return huge ? huge : PAGE_SIZE_;
+	}
+	if (!(flags & MAP_HUGETLB_))
+		return PAGE_SIZE_;
+	log = (flags >> MAP_HUGE_SHIFT_) & MAP_HUGE_MASK_;
+	return log >= 12 && log <= 30 ? 1ull << log : huge_default;
+}
+
+static long vma_page_cb(struct task_struct *task, struct vm_area_struct *vma,
+			void *data)
+{
+	__u64 huge = 0;
+
+	if (vma->vm_flags & VM_HUGETLB_)
+		huge = file_huge_size(vma->vm_file);
+	*(__u64 *)data = huge ? huge : PAGE_SIZE_;
+	return 0;
+}
+
+/* The page size of the mapping at addr; when the lookup cannot take
+ * mmap_lock (or nothing is mapped there), the largest huge page: more
+ * invalidation, never less. */
+static __always_inline __u64 vma_page(__u64 addr)
+{
+	__u64 page = HUGE_MAX;
+
+	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_page_cb, &page, 0);
+	return page;
+}
+
 static __always_inline void inval_len(__u64 addr, __u64 len, __u32 cause)
 {
 	__u64 end = addr + PAGE_UP(len);
@@ -377,12 +460,17 @@ static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
 
 static __always_inline void do_mremap(struct pt_regs *regs, long ret)
 {
-	__u64 old = regs->di, olen = PAGE_UP(regs->si), nlen = PAGE_UP(regs->dx);
-	__u64 flags = regs->r10;
+	int failed = ret < 0 && ret > -4096;
+	__u64 old = regs->di, flags = regs->r10, olen, nlen, page;
+
+	/* The moved (or resized) mapping has the old one's page size. */
+	page = vma_page(failed ? old : (__u64)ret);
+	olen = ROUND_UP(regs->si, page);
+	nlen = ROUND_UP(regs->dx, page);
 
 	if (flags & MREMAP_FIXED_)
 		inval_len(regs->r8, nlen, CAUSE_UNMAP);
-	if (ret < 0 && ret > -4096) {
+	if (failed) {
 		/* Failed: nothing moved, but stay on the safe side. */
 		inval_len(old, olen, CAUSE_REMAP);
 	} else if ((__u64)ret == old && !(flags & MREMAP_DONTUNMAP_)) {
@@ -456,7 +544,8 @@ int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
 		break;
 	case NR_mmap:
 		if (regs->r10 & MAP_FIXED_)
-			inval_len(regs->di, regs->si, CAUSE_UNMAP);
+			inval_len(regs->di, ROUND_UP(regs->si, mmap_page(task, regs->r10, regs->r8)),
+				  CAUSE_UNMAP);
 		break;
 	case NR_brk:
 		do_brk(ret);

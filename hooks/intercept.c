@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "hooks.h"
+#include "vma.h"
 
 #ifndef MADV_DONTNEED_LOCKED
 #define MADV_DONTNEED_LOCKED 24
@@ -67,6 +68,17 @@ static int range_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *e
 	if (!len || __builtin_add_overflow(*start, len, end))
 		return 0;
 	return 1;
+}
+
+/* The same for a length the kernel rounds up to the mapping's page size
+ * (mmap and mremap of hugetlb memory: 4 KiB there can replace 1 GiB). */
+static int range_of_pages(const void *addr, size_t len, size_t page,
+			  uintptr_t *start, uintptr_t *end)
+{
+	/* A length the rounding overflows fails in the kernel. */
+	if (page > 1)
+		len = len > SIZE_MAX - page ? 0 : mrc_round_up(len, page);
+	return range_of(addr, len, start, end);
 }
 
 /* The "after" half, shared by every syscall hook. */
@@ -140,6 +152,7 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	int may_change = (flags & MREMAP_MAYMOVE) || new_len < old_len;
 	void *new_addr = NULL, *rc;
 	uintptr_t os = 0, oe = 0, ns = 0, ne = 0;
+	size_t page = 0;
 	va_list ap;
 
 	hooks_probe_note();
@@ -148,9 +161,12 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (!range_of(old, old_len, &os, &oe))
+	/* On hugetlb the kernel rounds both lengths up to the huge page. */
+	if (watching)
+		page = mrc_vma_page_size((uintptr_t)old);
+	if (!range_of_pages(old, old_len, page, &os, &oe))
 		os = oe = 0;
-	if (!(flags & MREMAP_FIXED) || !range_of(new_addr, new_len, &ns, &ne))
+	if (!(flags & MREMAP_FIXED) || !range_of_pages(new_addr, new_len, page, &ns, &ne))
 		ns = ne = 0;
 	if (watching) {
 		if (may_change)
@@ -177,11 +193,13 @@ static void *mmap_hooked(void **next, const char *name, void *addr, size_t len,
 	/* MAP_FIXED_NOREPLACE fails rather than replace anything. */
 	int watching = (flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) &&
 		       hooks_wanted();
-	uintptr_t s, e;
+	uintptr_t s = 0, e = 0;
 	void *rc;
 
 	hooks_probe_note();
-	if (!range_of(addr, len, &s, &e))
+	/* MAP_HUGETLB or a hugetlbfs file: the length is rounded up to the
+	 * huge page, and so is what the mapping replaces. */
+	if (watching && !range_of_pages(addr, len, mrc_mmap_page_size(flags, fd), &s, &e))
 		watching = 0;
 	if (watching)
 		hooks_report(s, e, MRCACHE_CAUSE_UNMAP);
@@ -256,6 +274,10 @@ void *shmat(int shmid, const void *addr, int flags)
 	if (watching)
 		hooks_report(s, e, MRCACHE_CAUSE_UNMAP);
 	rc = real ? real(shmid, addr, flags) : (void *)syscall(SYS_shmat, shmid, addr, flags);
+	/* A SHM_HUGETLB segment maps its size rounded up to the huge page
+	 * (shm_segsz is the size asked for); only the mapping tells. */
+	if (watching && rc != (void *)-1)
+		range_of_pages(rc, ds.shm_segsz, mrc_vma_page_size((uintptr_t)rc), &s, &e);
 	if (watching)
 		after(rc != (void *)-1, s, e, MRCACHE_CAUSE_UNMAP);
 	return rc;

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "monitor_bpf.h"
 #include "mrc_monitor.skel.h"
+#include "vma.h"
 
 const char *mrc_bpf_variant_name(enum mrc_bpf_variant v)
 {
@@ -215,6 +216,8 @@ static int load_variant(struct mrc_bpf_mon *m, enum mrc_bpf_variant v,
 	if (!s)
 		return -errno ? -errno : -ENOMEM;
 	autoload(s, v, z);
+	if (mrc_huge_page_default())
+		s->rodata->huge_default = mrc_huge_page_default();
 	err = mrc_bpf_skel__load(s);
 	if (err) {
 		mrc_log(1, "monitor bpf: loading the %s programs: %s",

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mrc_vma_query() (lib/vma.c) against a brute-force reading of
- * /proc/self/maps: for every page around a mapping cut into several VMAs
+ * /proc/self/smaps: for every page around a mapping cut into several VMAs
  * and holes, and the ends and middle of every VMA of the process, the VMA
- * containing the address, or the next one above it.  Twice: with
+ * containing the address, or the next one above it; and the page size of
+ * every VMA, a hugetlb one among them when a huge page can be reserved
+ * (/proc/sys/vm/nr_hugepages, restored at exit).  Twice: with
  * PROCMAP_QUERY (Linux 6.11+; skipped before) and with a seccomp filter
  * that makes it fail with ENOTTY as older kernels do, so the reading of
  * the file is checked too.
@@ -19,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "hugetlb.h"
 #include "procmap.h"
 #include "testutil.h"
 #include "vma.h"
@@ -31,10 +34,11 @@ static struct mrc_vma model[MAX_VMAS];
 static size_t nmodel;
 static char text[1 << 20];
 
-/* The model: every line of /proc/self/maps, read without allocating. */
+/* The model: every mapping in /proc/self/smaps with its KernelPageSize,
+ * read without allocating. */
 static void read_model(void)
 {
-	int fd = open("/proc/self/maps", O_RDONLY);
+	int fd = open("/proc/self/smaps", O_RDONLY);
 	size_t len = 0;
 	ssize_t n;
 
@@ -45,11 +49,13 @@ static void read_model(void)
 	text[len] = 0;
 	nmodel = 0;
 	for (char *l = text; *l && nmodel < MAX_VMAS; l = strchr(l, '\n') + 1) {
-		unsigned long lo, hi;
+		unsigned long lo, hi, kb;
 
 		/* [vsyscall] is in the kernel's half, no VMA. */
-		if (sscanf(l, "%lx-%lx", &lo, &hi) == 2 && (long)lo >= 0)
-			model[nmodel++] = (struct mrc_vma){ lo, hi };
+		if (sscanf(l, "%lx-%lx ", &lo, &hi) == 2 && (long)lo >= 0)
+			model[nmodel++] = (struct mrc_vma){ lo, hi, 0 };
+		else if (nmodel && sscanf(l, "KernelPageSize: %lu kB", &kb) == 1)
+			model[nmodel - 1].page_size = kb << 10;
 		if (!strchr(l, '\n'))
 			break;
 	}
@@ -75,7 +81,7 @@ static int compare(int fd, uintptr_t addr, int quiet)
 	int bad = 0;
 
 	for (unsigned flags = 0; flags <= MRC_VMA_OR_NEXT; flags += MRC_VMA_OR_NEXT) {
-		struct mrc_vma want = { 0, 0 }, got = { 0, 0 };
+		struct mrc_vma want = { 0, 0, 0 }, got = { 0, 0, 0 };
 		int w = model_query(addr, flags, &want);
 		int g = mrc_vma_query(fd, addr, flags, &got);
 
@@ -87,6 +93,26 @@ static int compare(int fd, uintptr_t addr, int quiet)
 				(unsigned long)addr, flags, w, (unsigned long)want.start,
 				(unsigned long)want.end, g, (unsigned long)got.start,
 				(unsigned long)got.end);
+	}
+	return bad;
+}
+
+/* The page size of every mapping, as smaps gives it. */
+static int compare_page_sizes(int fd)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < nmodel; i++) {
+		struct mrc_vma got = { 0, 0, 0 };
+		size_t want = model[i].page_size;
+
+		if (mrc_vma_query(fd, model[i].start, MRC_VMA_PAGE_SIZE, &got) ||
+		    got.page_size != want || mrc_vma_page_size(model[i].end - 1) != want) {
+			fprintf(stderr, "[%#lx, %#lx): page size %zu, query %zu\n",
+				(unsigned long)model[i].start, (unsigned long)model[i].end,
+				want, got.page_size);
+			bad++;
+		}
 	}
 	return bad;
 }
@@ -104,7 +130,7 @@ static int compare_all(int fd, char *p)
 		bad += compare(fd, v.end - 1, 0);
 		bad += compare(fd, v.start + (v.end - v.start) / 2, 0);
 	}
-	return bad;
+	return bad + compare_page_sizes(fd);
 }
 
 /* PROCMAP_QUERY itself, to tell whether this kernel (or the filter) has it. */
@@ -115,11 +141,21 @@ static int has_procmap_query(int fd)
 	return ioctl(fd, _IOWR('f', TEST_PROCMAP_QUERY_NR, __u64[13]), q) == 0 || errno != ENOTTY;
 }
 
-/* 64 pages: a hole, two protections, another hole. */
+/* 64 pages: a hole, two protections, another hole; and a hugetlb
+ * mapping when a huge page can be had. */
 static char *make_layout(void)
 {
 	char *p = mmap(NULL, PAGES * PG, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char why[160];
+	size_t huge = test_hugetlb_reserve(1, why, sizeof(why));
+
+	if (huge && mmap(NULL, huge, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0) != MAP_FAILED)
+		printf("a hugetlb mapping of %zu KiB among them\n", huge >> 10);
+	else
+		printf("no hugetlb mapping (%s): base pages only\n",
+		       huge ? strerror(errno) : why);
 
 	CHECK(p != MAP_FAILED);
 	CHECK_EQ(munmap(p + 8 * PG, 4 * PG), 0);
@@ -140,7 +176,7 @@ int main(void)
 	if (native) {
 		read_model();
 		CHECK_EQ(compare_all(fd, p), 0);
-		printf("PROCMAP_QUERY: %zu VMAs agree with /proc/self/maps\n", nmodel);
+		printf("PROCMAP_QUERY: %zu VMAs agree with /proc/self/smaps\n", nmodel);
 	} else {
 		printf("PROCMAP_QUERY: not in this kernel, not checked\n");
 	}
