@@ -50,7 +50,9 @@
  * Order: cache->lock, then state.lock or spans_lock, then mmap_lock.
  * Every thread that waits for the handler (an unmapper blocked on its
  * event) holds no mmap_lock, no cache lock of ours and no spans_lock, so
- * the handler always progresses.
+ * the handler always progresses.  The handler's loop unmaps nothing (it
+ * allocates nothing); it closes the descriptor before its thread exits,
+ * since the exit unmaps memory that may share a registered VMA.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -219,6 +221,11 @@ static void *handler_main(void *arg)
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			handler_trouble("read", errno, &reported);
 	}
+	/* This thread's teardown unmaps memory (its stack from glibc's cache,
+	 * a sanitizer's per-thread state) that may lie in a registered VMA:
+	 * an event there would wait for this thread forever.  Closing first
+	 * drops every registration and wakes any thread blocked on one. */
+	close(state.fd);
 	return NULL;
 }
 
@@ -338,10 +345,9 @@ static void uffd_close_state(void)
 
 	if (write(state.stop_fd, &one, sizeof(one)) != sizeof(one))
 		mrc_log(0, "monitor uffd: cannot stop the handler: %s", strerror(errno));
+	/* The handler closes the userfaultfd on its way out. */
 	pthread_join(state.handler, NULL);
 	state.running = 0;
-	/* Closing drops every registration and wakes any blocked thread. */
-	close(state.fd);
 	close(state.stop_fd);
 	if (state.maps_fd >= 0)
 		close(state.maps_fd);
