@@ -67,6 +67,15 @@ module_param_cb(max_watches_per_mm, &mrmon_limit_ops, &mrmon_max_watches_per_mm,
 MODULE_PARM_DESC(max_watches_per_mm,
 		 "Most watches of one address space, all descriptors (1..2^21)");
 
+/**
+ * mrmon_open() - bind a new descriptor to the caller's mm and user
+ * @inode: /dev/mrmon
+ * @file: the new file
+ *
+ * Context: process context, any local user.
+ *
+ * Return: 0; -EPERM for a kernel thread (no mm); -ENOMEM.
+ */
 static int mrmon_open(struct inode *inode, struct file *file)
 {
 	struct mrmon_ctx *ctx;
@@ -93,16 +102,34 @@ static int mrmon_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
+/**
+ * mrmon_release() - the last reference to a descriptor is gone
+ * @inode: /dev/mrmon
+ * @file: the file
+ *
+ * Context: whoever dropped the last reference (the opener, a process that
+ * received the descriptor, exit); may sleep (removes the notifiers).
+ *
+ * Return: 0.
+ */
 static int mrmon_release(struct inode *inode, struct file *file)
 {
 	mrmon_ctx_free(file->private_data);
 	return 0;
 }
 
-/*
+/**
+ * mrmon_map_fault() - insert a page of the shared map
+ * @vmf: the fault, in the owner's map VMA
+ *
  * The map's pages are inserted on fault, so a zap of the map
  * (MADV_DONTNEED) only costs a fault on the next load.  The context lives
  * as long as the VMA: the VMA holds the file.
+ *
+ * Context: page fault, mmap_lock held (or the VMA lock); takes no context
+ * lock.
+ *
+ * Return: 0 with vmf->page referenced, or VM_FAULT_SIGBUS past the map.
  */
 static vm_fault_t mrmon_map_fault(struct vm_fault *vmf)
 {
@@ -135,8 +162,16 @@ static void mrmon_vma_flags(struct vm_area_struct *vma)
 #endif
 }
 
-/* Runs with mmap_lock held for writing: takes no context lock (WATCH
- * holds ctx->mutex while it may take mmap_lock).
+/**
+ * mrmon_mmap() - map the header and the words, read-only
+ * @file: the descriptor, set up
+ * @vma: the new mapping
+ *
+ * Context: mmap_lock held for writing; takes no context lock (WATCH holds
+ * ctx->mutex while it may take mmap_lock).
+ *
+ * Return: 0; -EPERM from another mm or for a writable mapping; -EBADFD
+ * before SETUP; -EINVAL for an offset or a length past the map.
  */
 static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -158,6 +193,19 @@ static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
 
 #define MRMON_READ_BATCH 8
 
+/**
+ * mrmon_read() - take queued events, whole ones only
+ * @file: the descriptor, set up
+ * @buf: user buffer for struct mrmon_event records
+ * @len: its size; at least one event
+ * @ppos: unused (not seekable)
+ *
+ * Context: process context in the owner's mm; sleeps (interruptibly)
+ * unless O_NONBLOCK.
+ *
+ * Return: the bytes of the events copied; -EPERM, -EBADFD, -EINVAL,
+ * -EAGAIN, -EFAULT (the events taken become one overflow), or -ERESTARTSYS.
+ */
 static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 			  loff_t *ppos)
 {
@@ -195,6 +243,14 @@ static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 	return done * sizeof(ev[0]);
 }
 
+/**
+ * mrmon_poll() - readable while events are queued
+ * @file: the descriptor
+ * @wait: the poll table
+ *
+ * Return: EPOLLIN | EPOLLRDNORM with events pending, EPOLLERR from another
+ * mm or before SETUP, else 0.
+ */
 static __poll_t mrmon_poll(struct file *file, poll_table *wait)
 {
 	struct mrmon_ctx *ctx = file->private_data;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The kernel maintainers' checks on kmod/ and the uapi header, one result
-# line each: checkpatch.pl --strict (from Debian's linux-source-6.12) and
+# line each: checkpatch.pl --strict and kernel-doc (from Debian's
+# linux-source-6.12) and
 # sparse with W=1 (make C=2) against every kernel's headers installed here
 # (6.1, the guest's, and 6.12 if present).  Each check has a control: a
 # planted defect must make it fail, or the check proves nothing.
@@ -28,10 +29,11 @@ result() {	# PASS|FAIL|SKIP name [detail]
 # checkpatch.pl and the two data files it reads, from the source package.
 tools=$work/checkpatch
 tarball=$(ls /usr/src/linux-source-6.12*.tar.xz 2>/dev/null | head -n1)
-if [ ! -x "$tools/checkpatch.pl" ] && [ -n "$tarball" ]; then
+if { [ ! -x "$tools/checkpatch.pl" ] || [ ! -f "$tools/kernel-doc" ]; } && [ -n "$tarball" ]; then
 	rm -rf "$tools.tmp" && mkdir -p "$tools.tmp"
 	tar -xJf "$tarball" -C "$tools.tmp" --wildcards --strip-components=2 \
-		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' &&
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' \
+		'*/scripts/kernel-doc' &&
 		rm -rf "$tools" && mv "$tools.tmp" "$tools"
 fi
 checkpatch() {
@@ -46,6 +48,15 @@ else
 	printf '// SPDX-License-Identifier: GPL-2.0\nint f(void) { return 0; }  \n' >"$work/bad.c"
 	if [ -n "$(checkpatch "$work/bad.c")" ]; then result PASS checkpatch-control
 	else result FAIL checkpatch-control "a planted defect went unreported"; fi
+	# kernel-doc: every comment written as kernel-doc must parse as one.
+	out=$(cd "$src" && perl "$tools/kernel-doc" -none -Wall kmod/*.c 2>&1)
+	if [ -z "$out" ]; then result PASS kernel-doc; else result FAIL kernel-doc; echo "$out"; fi
+	printf '/**\n * f() - a function\n * @x: a parameter it does not have\n */\nint f(void);\n' >"$work/bad-doc.c"
+	if perl "$tools/kernel-doc" -none -Wall "$work/bad-doc.c" 2>&1 | grep -q 'Excess function parameter'; then
+		result PASS kernel-doc-control
+	else
+		result FAIL kernel-doc-control "a wrong kernel-doc comment went unreported"
+	fi
 fi
 
 # sparse and W=1: build a copy, as mk/kmod.mk does, forcing the checker.
