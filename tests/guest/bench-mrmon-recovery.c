@@ -108,12 +108,15 @@ static void bench_reg(struct ibv_pd *pd, char *p, int rounds, double *reg, doubl
 /* Returns how many rounds could not be re-armed (must be 0). */
 static int bench_recovery(struct mon *m, struct ibv_pd *pd, char *p, int rounds, double *rec)
 {
-	struct ibv_mr *mr = ibv_reg_mr(pd, p, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr;
 	uint32_t slot;
 	uint64_t exp;
 	int lost = 0, n = 0;
 
+	/* Watch, register, re-check: as a cache does. */
 	CHECK_EQ(watch_flags(m, p, MRMON_RANGE_SNAPSHOT, &slot, &exp), 0);
+	mr = ibv_reg_mr(pd, p, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && mon_valid(m, slot, exp));
 	for (int i = 0; n < rounds && i < 4 * rounds; i++) {
 		double t0;
 		uint64_t now;
@@ -141,8 +144,8 @@ static int bench_batched(struct mon *m, struct ibv_pd *pd, char *p, int rounds, 
 {
 	struct mrmon_unwatch_entry e[BATCH] = { { 0 } };
 	struct mrmon_batch b = { .entries = (uintptr_t)e, .count = BATCH };
-	struct ibv_mr *mr = ibv_reg_mr(pd, p, BATCH * PAGE, IBV_ACCESS_LOCAL_WRITE);
 	struct mrmon_event ev[BATCH];
+	struct ibv_mr *mr;
 	int lost = 0, n = 0;
 
 	for (int j = 0; j < BATCH; j++) {
@@ -151,6 +154,8 @@ static int bench_batched(struct mon *m, struct ibv_pd *pd, char *p, int rounds, 
 		CHECK_EQ(watch_flags(m, p + j * PAGE, MRMON_RANGE_SNAPSHOT, &e[j].slot, &exp), 0);
 		e[j].expected = exp;
 	}
+	mr = ibv_reg_mr(pd, p, BATCH * PAGE, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && mon_valid(m, e[0].slot, e[0].expected));
 	for (int i = 0; n < rounds && i < 4 * rounds; i++) {
 		double t0;
 
