@@ -186,6 +186,28 @@ struct mrcache_stats {
 int mrcache_stats_get(struct mrcache *cache, struct mrcache_stats *stats);
 int mrcache_stats_print(struct mrcache *cache, FILE *out);
 
+/*
+ * Messages.  Errors a user must see (MRCACHE_LOG_ERROR) go to stderr,
+ * prefixed "mrcache: "; debug messages (which monitor `auto` chose and why
+ * the others could not start, the MRCACHE_* variables read) and trace
+ * messages (libbpf's, every refused registration) only when asked for.
+ *
+ * mrcache_set_log() routes every message to fn instead (NULL: back to
+ * stderr) and sets the most verbose level delivered, for the whole process
+ * and every cache.  fn gets the message without prefix or newline, in
+ * whichever thread it arises (a caller's, a monitor's handler thread),
+ * possibly with the library's locks held: it must not call into the
+ * library.  MRCACHE_LOG_LEVEL, or MRCACHE_DEBUG=1 for level 1, overrides
+ * `level`, as the environment overrides struct mrcache_config; they are
+ * read at the first message.  Returns 0, or -EINVAL for a level outside
+ * MRCACHE_LOG_ERROR..MRCACHE_LOG_TRACE (nothing changes then).
+ */
+#define MRCACHE_LOG_ERROR	0
+#define MRCACHE_LOG_DEBUG	1
+#define MRCACHE_LOG_TRACE	2
+typedef void (*mrcache_log_fn)(void *arg, int level, const char *msg);
+int mrcache_set_log(mrcache_log_fn fn, void *arg, int level);
+
 const char *mrcache_monitor_name(enum mrcache_monitor_kind kind);
 /* Parse "auto", "none", "kernel", "bpf", "uffd", "hooks"; -EINVAL else. */
 int mrcache_monitor_parse(const char *name, enum mrcache_monitor_kind *out);

@@ -34,11 +34,31 @@ static int check_bpf_variant(void)
 	return -EINVAL;
 }
 
+/* MRCACHE_LOG_LEVEL and MRCACHE_DEBUG are read by lib/log.c, which cannot
+ * fail a create either. */
+static int check_log_env(void)
+{
+	const char *v = getenv("MRCACHE_LOG_LEVEL");
+	int level, rc = 0;
+
+	if (v && mrc_parse_log_level(v, &level)) {
+		mrc_log(0, "MRCACHE_LOG_LEVEL=\"%s\" is not a level (0 or error, 1 or debug, "
+			"2 or trace)", v);
+		rc = -EINVAL;
+	}
+	if (mrc_env_bool("MRCACHE_DEBUG", &level)) {
+		mrc_log(0, "MRCACHE_DEBUG=1 means MRCACHE_LOG_LEVEL=1; libbpf's messages "
+			"need MRCACHE_LOG_LEVEL=2");
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
 /* Every variable is checked, so that one run names every bad value. */
 static int apply_env(struct mrcache_config *cfg)
 {
 	const char *v = getenv("MRCACHE_MONITOR");
-	int stats = 0, debug, rc = 0;
+	int stats = 0, rc = 0;
 
 	mrc_env_report();
 	if (v && mrcache_monitor_parse(v, &cfg->monitor)) {
@@ -51,8 +71,7 @@ static int apply_env(struct mrcache_config *cfg)
 		rc = -EINVAL;
 	if (mrc_env_bool("MRCACHE_STATS", &stats))
 		rc = -EINVAL;
-	/* Read by lib/log.c, which cannot fail a create: checked here. */
-	if (mrc_env_bool("MRCACHE_DEBUG", &debug))
+	if (check_log_env())
 		rc = -EINVAL;
 	if (check_bpf_variant())
 		rc = -EINVAL;

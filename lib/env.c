@@ -6,7 +6,8 @@
  *  - a boolean is 1/0, yes/no, on/off, true/false or y/n, in any case;
  *  - a size or a count is decimal or 0x-prefixed hex, optionally followed
  *    by K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB or TiB in any case, all
- *    binary (1024-based); "inf" and "unlimited" mean no limit (0).
+ *    binary (1024-based); "inf" and "unlimited" mean no limit (0);
+ *  - a log level is 0/error, 1/debug or 2/trace, in any case.
  * Anything else is -EINVAL and a message naming the variable.  A variable
  * with the prefix that the library does not read is most likely a typo:
  * it gets a warning, once per process.
@@ -26,7 +27,7 @@
 
 /* Every variable the library reads, documented in README.md's table. */
 static const char *const known[] = {
-	"MRCACHE_BPF_VARIANT", "MRCACHE_DEBUG", "MRCACHE_MAX_BYTES",
+	"MRCACHE_BPF_VARIANT", "MRCACHE_DEBUG", "MRCACHE_LOG_LEVEL", "MRCACHE_MAX_BYTES",
 	"MRCACHE_MAX_REGIONS", "MRCACHE_MONITOR", "MRCACHE_PROF", "MRCACHE_STATS",
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
@@ -44,6 +45,21 @@ int mrc_parse_bool(const char *s, int *out)
 				*out = v;
 				return 0;
 			}
+		}
+	}
+	return -EINVAL;
+}
+
+int mrc_parse_log_level(const char *s, int *out)
+{
+	static const char *const names[][2] = {
+		{ "0", "error" }, { "1", "debug" }, { "2", "trace" },
+	};
+
+	for (int level = 0; level < 3; level++) {
+		if (!strcasecmp(s, names[level][0]) || !strcasecmp(s, names[level][1])) {
+			*out = level;
+			return 0;
 		}
 	}
 	return -EINVAL;

@@ -12,6 +12,8 @@
  * lib/log.c can use them. */
 int mrc_parse_bool(const char *s, int *out);
 int mrc_parse_size(const char *s, size_t *out);
+/* 0/error, 1/debug, 2/trace (MRCACHE_LOG_*), in any case. */
+int mrc_parse_log_level(const char *s, int *out);
 
 /* The variable's value into *out: 0 when it is unset (*out untouched) or
  * valid, -EINVAL after a message naming it. */

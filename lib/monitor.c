@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* monitor.c - choosing a monitor; `auto` takes the strongest that starts. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include "log.h"
 #include "monitor.h"
 
 static const struct mrc_monitor_ops *const monitors[MRCACHE_MONITOR_COUNT_] = {
@@ -32,30 +34,49 @@ static int start_one(struct mrcache *cache, enum mrcache_monitor_kind kind,
 	return rc;
 }
 
+/* Under `auto` a monitor that cannot start here is the normal case (no
+ * module, no CAP_BPF): why is a debug message, not an error, unless none
+ * starts at all. */
+static int start_auto(struct mrcache *cache, struct mrc_monitor **out)
+{
+	char why[256];
+	size_t len = 0;
+	int rc = -ENOTSUP;
+
+	why[0] = 0;
+	for (unsigned i = 0; i < sizeof(auto_order) / sizeof(auto_order[0]); i++) {
+		const char *name = mrcache_monitor_name(auto_order[i]);
+
+		mrc_log_quiet(1);
+		rc = start_one(cache, auto_order[i], out);
+		mrc_log_quiet(0);
+		if (rc == 0) {
+			mrc_log(1, "auto: using monitor %s", name);
+			return 0;
+		}
+		mrc_log(1, "auto: monitor %s unavailable (%s)", name, strerror(-rc));
+		if (len < sizeof(why))
+			len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s: %s",
+						len ? ", " : "", name, strerror(-rc));
+	}
+	mrc_log(0, "no monitor could start (%s; MRCACHE_LOG_LEVEL=1 says why); use "
+		"monitor \"none\" explicitly to run without one (registrations can then "
+		"go stale)", why);
+	return rc;
+}
+
 int mrc_monitor_start(struct mrcache *cache, enum mrcache_monitor_kind kind,
 		      struct mrc_monitor **out)
 {
-	int rc = -ENOTSUP;
+	int rc;
 
 	if ((unsigned)kind >= MRCACHE_MONITOR_COUNT_)
 		return -EINVAL;
-	if (kind != MRCACHE_MONITOR_AUTO) {
-		rc = start_one(cache, kind, out);
-		if (rc)
-			mrc_log(0, "monitor %s cannot start: %s", mrcache_monitor_name(kind),
-				strerror(-rc));
-		return rc;
-	}
-	for (unsigned i = 0; i < sizeof(auto_order) / sizeof(auto_order[0]); i++) {
-		rc = start_one(cache, auto_order[i], out);
-		if (rc == 0) {
-			mrc_log(1, "auto: using monitor %s", mrcache_monitor_name(auto_order[i]));
-			return 0;
-		}
-		mrc_log(1, "auto: monitor %s unavailable (%s)",
-			mrcache_monitor_name(auto_order[i]), strerror(-rc));
-	}
-	mrc_log(0, "no monitor could start; use monitor \"none\" explicitly to run "
-		"without one (registrations can then go stale)");
+	if (kind == MRCACHE_MONITOR_AUTO)
+		return start_auto(cache, out);
+	rc = start_one(cache, kind, out);
+	if (rc)
+		mrc_log(0, "monitor %s cannot start: %s", mrcache_monitor_name(kind),
+			strerror(-rc));
 	return rc;
 }

@@ -50,13 +50,46 @@ const struct mrc_monitor_ops mrc_monitor_bpf_ops = {
 	.start = bpf_start,
 };
 #else
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "mrc_monitor.skel.h"
 
 #define WATCH_BUSY_RETRIES 1000
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/* Tracing programs load with CAP_BPF and CAP_PERFMON (Linux 5.8+) or with
+ * CAP_SYS_ADMIN, whatever kernel.unprivileged_bpf_disabled says: bpf()
+ * without them never loads that kind.  Asking for the effective set first
+ * spares a process without them libbpf's reading of the kernel's BTF and
+ * two refused loads (100-200 ms).  Capabilities that do not count for bpf
+ * (a user namespace's) pass here; the load then fails as before. */
+static int may_load(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &hdr, d))
+		return 0;	/* cannot tell: the load will */
+	eff = d[0].effective | (uint64_t)d[1].effective << 32;
+	if ((eff & (1ull << CAP_SYS_ADMIN)) ||
+	    ((eff & (1ull << CAP_BPF)) && (eff & (1ull << CAP_PERFMON))))
+		return 0;
+	mrc_log(0, "monitor bpf: loading the programs needs CAP_BPF and CAP_PERFMON "
+		"(or CAP_SYS_ADMIN), which this process does not have");
+	return -EPERM;
+}
 
 /* Every started monitor, for the atfork child handler. */
 static struct mrc_bpf_mon live = { .prev = &live, .next = &live };
@@ -289,10 +322,13 @@ static void bpf_stop(struct mrc_monitor *mon)
 
 static int bpf_start(struct mrcache *cache, struct mrc_monitor **out)
 {
-	struct mrc_bpf_mon *m = calloc(1, sizeof(*m));
+	struct mrc_bpf_mon *m;
 	uint32_t id;
-	int err;
+	int err = may_load();
 
+	if (err)
+		return err;
+	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	m->base.ops = &mrc_monitor_bpf_ops;

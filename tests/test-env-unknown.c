@@ -15,8 +15,8 @@
 #include "testutil.h"
 
 static const char *const documented[] = {
-	"MRCACHE_BPF_VARIANT", "MRCACHE_DEBUG", "MRCACHE_MAX_BYTES", "MRCACHE_MAX_REGIONS",
-	"MRCACHE_MONITOR", "MRCACHE_PROF", "MRCACHE_STATS",
+	"MRCACHE_BPF_VARIANT", "MRCACHE_DEBUG", "MRCACHE_LOG_LEVEL", "MRCACHE_MAX_BYTES",
+	"MRCACHE_MAX_REGIONS", "MRCACHE_MONITOR", "MRCACHE_PROF", "MRCACHE_STATS",
 };
 
 static int create_destroy(unsigned flags)
@@ -75,7 +75,8 @@ static char *step_output(const char *err, int n)
 int main(void)
 {
 	static const char *const valid[] = {
-		"MRCACHE_BPF_VARIANT=syscall", "MRCACHE_DEBUG=0", "MRCACHE_MAX_BYTES=0",
+		"MRCACHE_BPF_VARIANT=syscall", "MRCACHE_DEBUG=0", "MRCACHE_LOG_LEVEL=0",
+		"MRCACHE_MAX_BYTES=0",
 		"MRCACHE_MAX_REGIONS=0", "MRCACHE_MONITOR=none", "MRCACHE_PROF=",
 		"MRCACHE_STATS=0", NULL,
 	};

@@ -3,10 +3,10 @@
  * The version has one source, the Makefile's VERSION: the header's
  * MRCACHE_VERSION and MRCACHE_VERSION_MAJOR/MINOR/PATCH and the library's
  * mrcache_version() all say what `make print-version` says.  The shared
- * library exports mrcache_version at the version node MRCACHE_0.2, not at
- * MRCACHE_0.1 (which holds mrcache_create).  Control: with VERSION=9.9.9
- * on make's command line the same comparison fails, so the version does
- * come from the Makefile.
+ * library exports mrcache_version (and mrcache_set_log) at the version
+ * node MRCACHE_0.2, not at MRCACHE_0.1 (which holds mrcache_create).
+ * Control: with VERSION=9.9.9 on make's command line the same comparison
+ * fails, so the version does come from the Makefile.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -76,6 +76,7 @@ static void check_symbol_versions(void)
 	if (fn)
 		CHECK(same("the shared library's mrcache_version()", fn(), MRCACHE_VERSION));
 	CHECK(dlvsym(h, "mrcache_version", "MRCACHE_0.1") == NULL);
+	CHECK(dlvsym(h, "mrcache_set_log", "MRCACHE_0.2") != NULL);
 	CHECK(dlvsym(h, "mrcache_create", "MRCACHE_0.1") != NULL);
 	dlclose(h);
 }
