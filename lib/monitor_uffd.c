@@ -80,6 +80,9 @@
 #define UFFD_FEATURE_WP_HUGETLBFS_SHMEM (1 << 12)
 #endif
 
+/* Tries of a registration whose VMAs change under it (register_range). */
+#define REGISTER_ATTEMPTS 4
+
 #define UFFD_NEEDED (UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE | \
 		     UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_PAGEFAULT_FLAG_WP)
 
@@ -429,30 +432,46 @@ static int vma_extent(uintptr_t start, uintptr_t end, uintptr_t *lo, uintptr_t *
 	return 0;
 }
 
+/* Whether [start, end) is mapped, under mmap_lock: msync fails with
+ * ENOMEM where it is not. */
+static int mapped(uintptr_t start, uintptr_t end)
+{
+	return msync((void *)start, end - start, MS_ASYNC) == 0;
+}
+
 /* UFFDIO_REGISTER the VMAs of the range.  It fails with EINVAL both for a
  * mapping userfaultfd cannot take and for a range with a hole (another
- * thread between munmap and mmap): tell them apart, since only the first
- * may fall back to the interposed calls.  A VMA that changed between the
- * query and the registration is looked up again.  0, -EFAULT (not
+ * thread between munmap and mmap), and with ENOMEM where nothing is
+ * mapped: tell them apart, since only the first may fall back to the
+ * interposed calls.  The VMAs around the range may change between the
+ * query and the registration (another thread mapping or unmapping next to
+ * it leaves a hole in the extent, not in the range): look them up again,
+ * and at the last attempt register the range itself (a split, rather than
+ * a watch lost to neighbours that keep changing).  0, -EFAULT (not
  * mapped), or -errno. */
 static int register_range(uintptr_t start, uintptr_t end)
 {
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
-	uintptr_t lo, hi;
+	uintptr_t lo = start, hi = end;
 
-	for (int attempt = 0; attempt < 3; attempt++) {
-		if (vma_extent(start, end, &lo, &hi))
-			return -EFAULT;
+	for (int attempt = 0; attempt < REGISTER_ATTEMPTS; attempt++) {
+		if (attempt == REGISTER_ATTEMPTS - 1) {
+			lo = start;
+			hi = end;
+		} else if (vma_extent(start, end, &lo, &hi)) {
+			/* PROCMAP_QUERY reads without mmap_lock and can miss
+			 * a VMA another thread is replacing (seen on 6.18). */
+			if (!mapped(start, end))
+				return -EFAULT;
+			continue;
+		}
 		reg.range.start = lo;
 		reg.range.len = hi - lo;
 		if (ioctl(state.fd, UFFDIO_REGISTER, &reg) == 0)
 			return 0;
-		if (errno == ENOMEM)
-			return -EFAULT;
-		if (errno != EINVAL)
+		if (errno != EINVAL && errno != ENOMEM)
 			return -errno;
-		/* msync fails with ENOMEM where nothing is mapped. */
-		if (msync((void *)start, end - start, MS_ASYNC) < 0)
+		if (!mapped(start, end))
 			return -EFAULT;
 	}
 	return -EINVAL;
