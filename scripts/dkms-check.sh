@@ -35,11 +35,11 @@ make -s -C "$src" install-dkms DESTDIR="$work/root" >"$work/install.log" 2>&1 ||
 tree=$work/root/usr/src
 dk() { dkms --sourcetree "$1" --dkmstree "$2" "${@:3}"; }
 
-build_all() {	# SOURCETREE DKMSTREE -> one line per kernel
-	local st=$1 dt=$2 kdir kver ko
+build_all() {	# SOURCETREE DKMSTREE [max kernels] -> one line per kernel
+	local st=$1 dt=$2 max=${3:-99} kdir kver ko
 	mkdir -p "$dt"
 	dk "$st" "$dt" add "mrmon/$version" >"$dt/add.log" 2>&1 || { echo "add failed"; return; }
-	for kdir in /usr/src/linux-headers-*-amd64; do
+	for kdir in $(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | head -n "$max"); do
 		[ -d "$kdir" ] || continue
 		kver=${kdir#/usr/src/linux-headers-}
 		if dk "$st" "$dt" build "mrmon/$version" -k "$kver" >"$dt/build-$kver.log" 2>&1; then
@@ -66,7 +66,7 @@ done < <(build_all "$tree" "$work/dkms")
 # The control: the same tree with a syntax error must not build.
 cp -r "$tree" "$work/broken"
 echo 'this is not C;' >>"$work/broken/mrmon-$version/mrmon_main.c"
-if build_all "$work/broken" "$work/dkms-broken" | grep -q '^ok '; then
+if build_all "$work/broken" "$work/dkms-broken" 1 | grep -q '^ok '; then
 	result FAIL control "a broken source tree built"
 else
 	result PASS control
