@@ -3,8 +3,9 @@
  * `auto` for a user without CAP_BPF (uid 65534: the test runs as root and
  * drops to it): the monitors that cannot start there (kernel without the
  * module, bpf without the capabilities) say why at debug level only, so
- * stderr stays empty, and the bpf monitor is ruled out before anything is
- * loaded, so create takes well under 100 ms (it printed "monitor bpf: the
+ * stderr stays empty, and the bpf monitor is ruled out by its capability
+ * probe before anything is loaded (the create time is printed; it printed
+ * "monitor bpf: the
  * kernel refused the programs (EPERM)..." and took 250-450 ms, most of it
  * libbpf reading BTF for two refused loads).  Controls: the same user
  * asking for bpf by name gets the error on stderr, and with
@@ -71,11 +72,10 @@ int main(void)
 		}
 		best = ms < best ? ms : best;
 	}
-	/* The best of a few runs: the machine may be busy. */
-	if (best >= 50) {
-		fprintf(stderr, "create under auto took %.1f ms at best\n", best);
-		CHECK(0);
-	}
+	/* A figure, not a check (sanitizers and a busy machine stretch it):
+	 * that bpf was ruled out before loading is checked below, from the
+	 * reason it gives. */
+	printf("create under auto: %.1f ms at best\n", best);
 
 	CHECK_EQ(test_child_run(bpf, uid, create_timed, NULL, &res), 2);
 	CHECK(strstr(res.err, "mrcache: monitor bpf") != NULL);
@@ -89,8 +89,14 @@ int main(void)
 	CHECK_EQ(test_child_run(debug, uid, create_timed, NULL, &res), 0);
 	snprintf(chose, sizeof(chose), "mrcache: auto: using monitor %s\n", monitor);
 	CHECK(strstr(res.err, chose) != NULL);
-	if (strcmp(monitor, "kernel"))
+	if (strcmp(monitor, "kernel")) {
 		CHECK(strstr(res.err, "mrcache: auto: monitor bpf unavailable") != NULL);
+#ifdef MRC_HAVE_BPF
+		/* Ruled out by the capability probe, not by a refused load. */
+		CHECK(strstr(res.err, "needs CAP_BPF") != NULL);
+		CHECK(strstr(res.err, "refused") == NULL);
+#endif
+	}
 	if (test_failures)
 		fprintf(stderr, "with MRCACHE_LOG_LEVEL=1:\n%s", res.err);
 	return test_result();
