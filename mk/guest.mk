@@ -31,6 +31,13 @@ check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
 	  --results $(RESULTS) --modules "$(GUEST_MODULES)" --suites "$(abspath $(GUEST_SUITES))" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
 
+# The module's suite and the kernel-monitor library suite on Debian's 6.12
+# (.ci/run runs it after the full 6.1 guest; about 4 minutes).
+GUEST_6_12_SUITES := tests/guest/suites/10-mrmon.sh tests/guest/suites/50-library.sh
+.PHONY: check-guest-6.12
+check-guest-6.12:
+	@$(MAKE) --no-print-directory check-guest GUEST_KERNEL=6.12 GUEST_SUITES="$(GUEST_6_12_SUITES)"
+
 # The module's figures (docs/mrmon.md): one guest run of bench-mrmon and
 # the spurious-invalidation count; output in $(GUEST_OUT)/res/logs/.
 guest-bench: guest-tests kmod
