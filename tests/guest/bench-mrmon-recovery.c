@@ -26,6 +26,7 @@
 #include <time.h>
 #include "../verbs-test.h"
 #include "mrmon_test.h"
+#include "bench_util.h"
 
 #define WINDOW (2ul << 20)
 #define BATCH 32
@@ -36,27 +37,6 @@ int main(void)
 	VERBS_TEST_REQUIRE();
 }
 #else
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return v[n / 2];
-}
-
 static int watch_flags(struct mon *m, void *p, uint32_t flags, uint32_t *slot, uint64_t *exp)
 {
 	struct mrmon_range r = { .start = (uintptr_t)p, .len = PAGE, .flags = flags };

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "cache.h"
 #include "mrmon_test.h"
+#include "bench_util.h"
 
 #define BATCH 200
 #define EVENTS 4096
@@ -29,27 +30,6 @@ static int noop_dereg(void *arg, void *h)
 }
 
 static const struct mrcache_backend_ops noop_ops = { noop_reg, noop_dereg };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return v[n / 2];
-}
 
 static struct mrcache *cache_with(enum mrcache_monitor_kind kind)
 {
