@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "mrmon_test.h"
+#include "mrmon_priv.h"
 
 #define SLOTS	65536
 #define EVENTS	32
@@ -52,19 +53,6 @@ static void write_param(const char *name, unsigned int v)
 	snprintf(path, sizeof(path), "/sys/module/mrmon/parameters/%s", name);
 	snprintf(val, sizeof(val), "%u\n", v);
 	write_file(path, val);
-}
-
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 static void params(void)
@@ -166,10 +154,10 @@ static long charged(int inside)
 	}
 	snprintf(path, sizeof(path), "%s/memory.current", cg);
 	CHECK_EQ(read(from[0], &c, 1), 1);
-	before = read_long(path);
+	before = priv_read_long(path);
 	CHECK_EQ(write(to[1], &c, 1), 1);
 	CHECK_EQ(read(from[0], &c, 1), 1);
-	after = read_long(path);
+	after = priv_read_long(path);
 	CHECK_EQ(write(to[1], &c, 1), 1);
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status));
 	close(to[0]);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "mrmon_priv.h"
 
 static const char *path_of(const char *name)
 {
@@ -39,15 +40,7 @@ static int write_value(const char *name, unsigned long value)
 
 static long read_value(const char *name)
 {
-	FILE *f = fopen(path_of(name), "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return priv_read_long(path_of(name));
 }
 
 static void check_param(const char *name, unsigned long ceiling)
