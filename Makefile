@@ -121,10 +121,12 @@ $(BUILD)/tests/%: tests/%.c $(TESTUTIL_OBJ) $(HOOKS_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/util $(CFLAGS) $(LIB_CFLAGS) -o $@ $< $(TESTUTIL_OBJ) $(HOOKS_LINK) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) -ldl
 
+# tools/common/: what several tools share (the SVG writer, units).
+TOOL_COMMON := $(wildcard tools/common/*.c tools/common/*.h)
 .SECONDEXPANSION:
-$(BUILD)/tools/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(HOOKS_A) $(LIB_A)
+$(BUILD)/tools/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(TOOL_COMMON) $(HOOKS_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itools/$* $(CFLAGS) $(LIB_CFLAGS) $(TOOL_CFLAGS_$*) -o $@ \
+	$(CC) $(CPPFLAGS) -Itools/$* -Itools/common $(CFLAGS) $(LIB_CFLAGS) $(TOOL_CFLAGS_$*) -o $@ \
 	  $(filter %.c,$^) $(HOOKS_LINK) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) $(TOOL_LIBS_$*) -ldl
 
 deps:

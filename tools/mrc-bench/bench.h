@@ -130,14 +130,18 @@ struct workload {
 	int uring;			/* needs real pins */
 	int merge_peers;		/* also run the NO_MERGE variants */
 	int fresh;			/* a new worker for every measurement */
+	/* mallopt(M_MMAP_THRESHOLD) in the worker before anything else, so
+	 * every peer runs with the same allocator state (needs fresh); 0:
+	 * glibc's dynamic threshold, whatever opening the peer left. */
+	int mmap_threshold;
 	/* In the child: measure once, fill v[0..nmetrics). */
 	int (*run)(struct bench_peer *p, long param,
 		   const struct bench_opts *o, double *v);
 };
 
 extern const struct workload wl_hits, wl_misses, wl_threads, wl_invalidate,
-	wl_invalidate_bulk, wl_churn, wl_unrelated, wl_memory, wl_merge_prefix,
-	wl_merge_window;
+	wl_invalidate_bulk, wl_churn, wl_churn_fixed, wl_unrelated, wl_memory,
+	wl_merge_prefix, wl_merge_window;
 
 /* ---- child.c: worker processes ---- */
 
@@ -152,11 +156,12 @@ struct worker {
 	int to, from;			/* pipes to and from it */
 };
 
-/* Fork a worker that opens a copy of proto with the given pins.  Returns
+/* Fork a worker that opens a copy of proto with the given pins, set up for
+ * workload w (its allocator state; NULL: none in particular).  Returns
  * s->status: 0, or -errno with s->why (the worker is gone then). */
 int worker_start(struct worker *wk, const struct bench_peer *proto,
-		 enum bench_pin pin, const struct bench_opts *o,
-		 struct bench_sample *s);
+		 enum bench_pin pin, const struct workload *w,
+		 const struct bench_opts *o, struct bench_sample *s);
 int worker_run(struct worker *wk, const struct workload *w, long param,
 	       struct bench_sample *s);
 void worker_stop(struct worker *wk);
@@ -187,11 +192,15 @@ void *pages_reserve(size_t n);
 /* Bytes malloc has handed out and bytes resident, now. */
 size_t mem_malloced(void);
 size_t mem_resident(void);
+/* Would malloc serve 1 MiB from mmap now?  1 or 0: glibc's chunk header
+ * (IS_MMAPPED).  An mmapped probe block is kept, not freed: freeing one is
+ * what raises glibc's dynamic threshold. */
+int malloc_mmaps_1m(void);
 /* Addresses of n one-page regions with a gap page between neighbours, so
  * that no cache merges them. */
 void **regions_layout(void *base, size_t n);
 
-/* ---- results: report.c, svg.c, targets.c ---- */
+/* ---- results: report.c, report_md.c, report_svg.c, targets.c ---- */
 
 struct bench_result {
 	const struct workload *w;
@@ -215,7 +224,7 @@ struct bench_target {
 struct bench_run {
 	struct bench_result *res;
 	int nres;
-	struct bench_target targets[64];
+	struct bench_target targets[128];
 	int ntargets;
 	int rounds;
 	char command[512];
@@ -240,5 +249,25 @@ int report_svg(const struct bench_run *r, const char *dir);
 int report_markdown(const struct bench_run *r, const char *path,
 		    const char *svg_prefix);
 void machine_describe(struct bench_run *r);
+
+/* ---- metric.c: how results are shown and judged ---- */
+
+/* The metric is a time in ns (its name has the word "ns"). */
+int metric_is_ns(const char *name);
+/* Its column header once the unit moved into the values. */
+const char *metric_label(const char *name, char *buf, size_t len);
+/* Value of metric m: "150 µs" for times (sep between number and unit),
+ * plain digits otherwise, never an exponent. */
+const char *metric_format(const struct workload *w, int m, double v,
+			  const char *sep, char *buf, size_t len);
+/* Stale reads in the worst round (0: valid).  A result with any is
+ * INVALID: marked on tables and plots, never ranked. */
+long result_stale(const struct bench_result *x);
+/* The allocator state x ran with (the "1M mmap" metric) differs from
+ * that of no cache in the same workload: not comparable, never ranked. */
+int result_state_differs(const struct bench_run *r, const struct bench_result *x);
+/* x is the best valid, comparable result of its workload and parameter
+ * (and has such a rival). */
+int result_fastest(const struct bench_run *r, const struct bench_result *x);
 
 #endif

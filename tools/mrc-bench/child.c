@@ -12,11 +12,15 @@
  * counters between measurements.  Workloads marked `fresh` (memory) always
  * get a worker of their own.
  *
+ * A workload may pin glibc's mmap threshold (churn-fixed): the worker does
+ * it first, before its own allocations and the peer's open().
+ *
  * A worker's stdout and stderr go to a memfd so that the reason a peer
  * cannot start (mrcache logs it, UCX prints to stdout) comes back to the
  * parent instead of into the table.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,15 +110,20 @@ static void worker_serve(struct bench_peer *peer, const struct bench_opts *o,
 }
 
 static void worker_main(const struct bench_peer *proto, enum bench_pin pin,
-			const struct bench_opts *o, int in, int out)
+			const struct workload *w, const struct bench_opts *o,
+			int in, int out)
 {
 	struct bench_sample s = { 0 };
 	struct bench_peer peer = *proto;
 	struct bench_pins pins;
-	int errfd = memfd_create("mrc-bench-output", 0);
+	int errfd;
 	uint64_t t0;
 	int ret;
 
+	/* First, before any allocation of ours or the peer's. */
+	if (w && w->mmap_threshold)
+		mallopt(M_MMAP_THRESHOLD, w->mmap_threshold);
+	errfd = memfd_create("mrc-bench-output", 0);
 	if (errfd >= 0 && !o->verbose) {
 		dup2(errfd, 1);
 		dup2(errfd, 2);
@@ -176,8 +185,8 @@ static void died(struct worker *wk, struct bench_sample *s)
 }
 
 int worker_start(struct worker *wk, const struct bench_peer *proto,
-		 enum bench_pin pin, const struct bench_opts *o,
-		 struct bench_sample *s)
+		 enum bench_pin pin, const struct workload *w,
+		 const struct bench_opts *o, struct bench_sample *s)
 {
 	int to[2], from[2];
 
@@ -202,7 +211,7 @@ int worker_start(struct worker *wk, const struct bench_peer *proto,
 	if (wk->pid == 0) {
 		close(to[1]);
 		close(from[0]);
-		worker_main(proto, pin, o, to[0], from[1]);
+		worker_main(proto, pin, w, o, to[0], from[1]);
 	}
 	close(to[0]);
 	close(from[1]);

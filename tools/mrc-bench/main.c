@@ -21,7 +21,7 @@
 
 static const struct workload *const workloads[] = {
 	&wl_hits, &wl_misses, &wl_threads, &wl_invalidate, &wl_invalidate_bulk,
-	&wl_churn, &wl_unrelated, &wl_memory, &wl_merge_prefix,
+	&wl_churn, &wl_churn_fixed, &wl_unrelated, &wl_memory, &wl_merge_prefix,
 	&wl_merge_window,
 };
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -140,7 +140,7 @@ static struct worker *peer_worker(int i, enum bench_pin pin,
 		snprintf(s->why, sizeof(s->why), "%s", ps->wk_why[pin]);
 		return NULL;
 	}
-	if (worker_start(&ps->wk[pin], &ps->peer, pin, o, s) < 0) {
+	if (worker_start(&ps->wk[pin], &ps->peer, pin, NULL, o, s) < 0) {
 		ps->wk_failed[pin] = 1;
 		snprintf(ps->wk_why[pin], sizeof(ps->wk_why[pin]), "%s", s->why);
 		return NULL;
@@ -187,7 +187,7 @@ static void sample(int i, const struct workload *w, long param,
 	struct worker fresh, *wk;
 
 	if (w->fresh || !o->reuse) {
-		if (worker_start(&fresh, &peers[i].peer, pin, o, s) < 0)
+		if (worker_start(&fresh, &peers[i].peer, pin, w, o, s) < 0)
 			return;
 		worker_run(&fresh, w, param, s);
 		worker_stop(&fresh);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "bench.h"
+#include "units.h"
 
 const struct bench_result *run_find(const struct bench_run *r,
 				    const char *wl, long param,
@@ -20,19 +21,57 @@ const struct bench_result *run_find(const struct bench_run *r,
 	return NULL;
 }
 
-static void print_value(FILE *out, double v)
+/* Right-aligned in 13 columns; times glued to their unit ("150µs") so
+ * that a row stays one awk field per value. */
+static void print_value(FILE *out, const struct workload *w, int m, double v)
 {
-	if (fabs(v) >= 100000)
-		fprintf(out, " %13.0f", v);
+	char buf[48];
+
+	if (metric_is_ns(w->metric[m]))
+		metric_format(w, m, v, "", buf, sizeof(buf));
+	else if (fabs(v) >= 100000)
+		snprintf(buf, sizeof(buf), "%.0f", v);
 	else if (fabs(v) >= 100)
-		fprintf(out, " %13.1f", v);
+		snprintf(buf, sizeof(buf), "%.1f", v);
 	else
-		fprintf(out, " %13.3f", v);
+		snprintf(buf, sizeof(buf), "%.3f", v);
+	fprintf(out, " %*s%s", 13 - units_width(buf), "", buf);
+}
+
+/* Per parameter: the best valid peer, and the invalid ones left out. */
+static void print_ranking(const struct bench_run *r, int first, long param,
+			  FILE *out)
+{
+	const struct workload *w = r->res[first].w;
+	char v[48];
+	int invalid = 0, said = 0;
+
+	for (int i = first; i < r->nres && r->res[i].w == w; i++) {
+		const struct bench_result *x = &r->res[i];
+
+		if (x->param != param || !result_fastest(r, x))
+			continue;
+		said = fprintf(out, "  fastest at %s %ld: %s (%s)", w->param_name,
+			       param, x->peer,
+			       metric_format(w, 0, x->med[0], " ", v, sizeof(v)));
+	}
+	for (int i = first; i < r->nres && r->res[i].w == w; i++) {
+		const struct bench_result *x = &r->res[i];
+
+		if (x->param != param || x->status < 0 ||
+		    (!result_stale(x) && !result_state_differs(r, x)))
+			continue;
+		said = fprintf(out, "%s%s", invalid++ ? ", " : said ?
+			       "; not ranked: " : "  not ranked: ", x->peer);
+	}
+	if (said)
+		fprintf(out, "\n");
 }
 
 void report_rows(const struct bench_run *r, int first, FILE *out)
 {
 	const struct workload *w;
+	char label[48];
 
 	if (first >= r->nres)
 		return;
@@ -40,10 +79,11 @@ void report_rows(const struct bench_run *r, int first, FILE *out)
 	fprintf(out, "\n== %s: %s\n%-10s %-22s", w->name, w->what,
 		w->param_name, "peer");
 	for (int m = 0; m < w->nmetrics; m++)
-		fprintf(out, " %13s", w->metric[m]);
+		fprintf(out, " %13s", metric_label(w->metric[m], label, sizeof(label)));
 	fprintf(out, "\n");
 	for (int i = first; i < r->nres; i++) {
 		const struct bench_result *x = &r->res[i];
+		long stale = result_stale(x);
 
 		if (x->status == -ENOTSUP)	/* listed once, at the top */
 			continue;
@@ -53,9 +93,16 @@ void report_rows(const struct bench_run *r, int first, FILE *out)
 			continue;
 		}
 		for (int m = 0; m < w->nmetrics; m++)
-			print_value(out, x->med[m]);
+			print_value(out, w, m, x->med[m]);
+		if (stale)
+			fprintf(out, "  INVALID: served stale data");
+		else if (result_state_differs(r, x))
+			fprintf(out, "  UNEQUAL: allocator state differs from nocache's");
 		fprintf(out, "\n");
 	}
+	for (int i = first; i < r->nres; i++)
+		if (i == first || r->res[i].param != r->res[i - 1].param)
+			print_ranking(r, first, r->res[i].param, out);
 }
 
 void report_targets(const struct bench_run *r, FILE *out)

@@ -10,23 +10,34 @@
 #include <string.h>
 #include "bench.h"
 
-static void md_value(FILE *f, double v)
+static void md_ranking(FILE *f, const struct bench_run *r, int first)
 {
-	if (fabs(v) >= 100)
-		fprintf(f, " %.0f |", v);
-	else
-		fprintf(f, " %.3g |", v);
+	const struct workload *w = r->res[first].w;
+	char v[48];
+	int said = 0;
+
+	for (int i = first; i < r->nres && r->res[i].w == w; i++) {
+		const struct bench_result *x = &r->res[i];
+
+		if (result_fastest(r, x))
+			fprintf(f, "%sFastest valid peer at %s %ld: `%s` (%s).",
+				said++ ? " " : "\n", w->param_name, x->param,
+				x->peer, metric_format(w, 0, x->med[0], " ", v, sizeof(v)));
+	}
+	if (said)
+		fprintf(f, "\n");
 }
 
 static void md_workload(FILE *f, const struct bench_run *r, int first,
 			const char *svg_prefix)
 {
 	const struct workload *w = r->res[first].w;
+	char label[48], v[48];
 
 	fprintf(f, "\n### %s\n\n%s.\n\n| %s | peer |", w->name, w->what,
 		w->param_name);
 	for (int m = 0; m < w->nmetrics; m++)
-		fprintf(f, " %s |", w->metric[m]);
+		fprintf(f, " %s |", metric_label(w->metric[m], label, sizeof(label)));
 	fprintf(f, "\n|---:|---|");
 	for (int m = 0; m < w->nmetrics; m++)
 		fprintf(f, "---:|");
@@ -36,15 +47,18 @@ static void md_workload(FILE *f, const struct bench_run *r, int first,
 
 		if (x->status == -ENOTSUP)
 			continue;
-		fprintf(f, "| %ld | %s |", x->param, x->peer);
+		fprintf(f, "| %ld | %s%s |", x->param, x->peer,
+			result_stale(x) ? " **INVALID: stale reads**" :
+			result_state_differs(r, x) ? " **UNEQUAL allocator state**" : "");
 		if (x->status < 0) {
 			fprintf(f, " %s |\n", x->why);
 			continue;
 		}
 		for (int m = 0; m < w->nmetrics; m++)
-			md_value(f, x->med[m]);
+			fprintf(f, " %s |", metric_format(w, m, x->med[m], " ", v, sizeof(v)));
 		fprintf(f, "\n");
 	}
+	md_ranking(f, r, first);
 	if (svg_prefix)
 		fprintf(f, "\n![%s](%sbench-%s.svg)\n", w->name, svg_prefix,
 			w->name);

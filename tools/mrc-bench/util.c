@@ -126,6 +126,22 @@ size_t mem_resident(void)
 	return resident * page_size();
 }
 
+int malloc_mmaps_1m(void)
+{
+	void *p = malloc(1u << 20);
+	const size_t *size;
+	int mmapped;
+
+	if (!p)
+		return 0;
+	/* The size word before the block: bit 1 is IS_MMAPPED. */
+	size = (const size_t *)((uintptr_t)p - sizeof(size_t));
+	mmapped = (*size & 2) != 0;
+	if (!mmapped)
+		free(p);
+	return mmapped;
+}
+
 void **regions_layout(void *base, size_t n)
 {
 	void **addr = malloc(n * sizeof(*addr));

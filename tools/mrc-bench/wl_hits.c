@@ -2,10 +2,12 @@
 /*
  * wl_hits.c - hits: get+put of cached one-page regions in random order, by
  * one thread over 1, 100 or 10,000 regions (median of short slices), and
- * by 1 or 2 threads sharing one cache (aggregate throughput while every
- * thread runs, and CPU time per operation: on two cores shared with other
- * work a second thread also wins a bigger share of the machine, which the
- * wall-clock ratio credits to the cache; the CPU-time ratio does not).
+ * by 1, 2, 4 or 8 threads sharing one cache (aggregate throughput while
+ * every thread runs, and CPU time per operation from
+ * CLOCK_THREAD_CPUTIME_ID: on two cores shared with other work a second
+ * thread also wins a bigger share of the machine, which the wall-clock
+ * ratio credits to the cache, and 4 or 8 threads are oversubscribed; the
+ * CPU time an operation costs is what contention shows in).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -204,10 +206,11 @@ static int threads_run(struct bench_peer *p, long nthreads,
 			last = t[i].end_ns;
 	}
 	pthread_barrier_destroy(&start);
-	/* Aggregate: every op of every thread over the wall time. */
-	v[0] = (double)total * 1e3 / (double)(last - t0);
-	v[1] = (double)(last - t0) * (double)nthreads / (double)total;
-	v[2] = (double)cpu / (double)total;
+	/* CPU time per op first: what the table ranks and the plot shows;
+	 * then the aggregate, every op of every thread over the wall time. */
+	v[0] = (double)cpu / (double)total;
+	v[1] = (double)total * 1e3 / (double)(last - t0);
+	v[2] = (double)(last - t0) * (double)nthreads / (double)total;
 out:
 	hit_set_close(h);
 	free(h);
@@ -218,10 +221,10 @@ const struct workload wl_threads = {
 	.name = "threads",
 	.what = "threads sharing one cache, hits on 1,000 regions",
 	.param_name = "threads",
-	.params = { 1, 2 },
-	.quick_params = { 1, 2 },
+	.params = { 1, 2, 4, 8 },	/* 4 and 8 oversubscribe 2 cores */
+	.quick_params = { 1, 2, 4, 8 },
 	.nmetrics = 3,
-	.metric = { "Mops/s", "ns/op/thread", "CPU ns/op" },
-	.lower_is_better = 0,
+	.metric = { "CPU ns/op", "Mops/s", "ns/op/thread" },
+	.lower_is_better = 1,
 	.run = threads_run,
 };
