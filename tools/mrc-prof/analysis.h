@@ -18,6 +18,7 @@ struct mp_analysis {
 	struct mp_sim_result *res;
 	size_t nconf;
 	uint32_t *inval;		/* per event, under conf[0] */
+	int library_io;			/* libraries' I/O counted as the program's */
 };
 
 /* conf: nconf >= 1 configurations (copied).  0 or -ENOMEM. */

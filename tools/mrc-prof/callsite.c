@@ -7,7 +7,10 @@
 #include "callsite.h"
 #include "unwind.h"
 
-#define SCAN_WORDS 32		/* 256 bytes of stack above the wrapper */
+/* 4 KiB of stack above the wrapper: enough to get past glibc's malloc,
+ * sysmalloc and stdio frames to the application's. */
+#define SCAN_WORDS 512
+#define UNWIND_MAX 32		/* frames unwound before the filter */
 
 /* Open-addressing tables, sized as powers of two, never more than half
  * full.  Site table: hash of the frames -> site id.  Return-address
@@ -249,33 +252,78 @@ void mp_callsites_forget(struct mp_callsites *cs, pid_t tgid)
 	free(old);
 }
 
+/* Does the file name of path start with one of the n prefixes? */
+static int name_starts_with(const char *path, const char *const *prefix, size_t n)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(base, prefix[i], strlen(prefix[i])))
+			return 1;
+	return 0;
+}
+
+/* Objects whose frames say nothing about the application: the C
+ * library, the loader, and mrcache itself.  After the syscall's direct
+ * caller (kept: it says "from malloc" or "from the loader"), their frames
+ * are skipped so that the frames shown reach the application's code. */
+int mp_object_is_system(const char *path)
+{
+	static const char *const sys[] = { "libc.so", "ld-linux", "libpthread.so",
+					   "libmrcache", "libdl.so" };
+
+	return name_starts_with(path, sys, sizeof(sys) / sizeof(sys[0]));
+}
+
+/* Code that does I/O of its own inside the program: the loader, libbpf
+ * (reading kernel BTF for the bpf monitor) and libmrcache. */
+static int object_is_library(const char *path)
+{
+	static const char *const lib[] = { "ld-linux", "libbpf.so", "libmrcache" };
+
+	return name_starts_with(path, lib, sizeof(lib) / sizeof(lib[0]));
+}
+
+/* Appends the frame at addr unless it is a system frame after the first
+ * caller; returns 1 when the site is full.  Every frame looked at, kept
+ * or not, tells whether the call came through a library's code. */
+static int add_frame(struct mp_callsites *cs, pid_t tgid, struct mp_site *s, uint64_t addr,
+		     int *in_library)
+{
+	struct mp_frame *f = &s->frames[s->nframes];
+	const char *path;
+
+	if (mp_maps_lookup(cs->maps, tgid, addr, &f->obj, &f->vaddr) != 1)
+		return 0;
+	path = mp_trace_str(cs->t, f->obj);
+	if (in_library)
+		*in_library |= object_is_library(path);
+	if (s->nframes >= 2 && mp_object_is_system(path))
+		return 0;
+	s->nframes++;
+	return (int)s->nframes >= cs->depth;
+}
+
 uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,
-			 uint64_t ip, uint64_t sp)
+			 uint64_t ip, uint64_t sp, int *in_library)
 {
 	struct mp_site s = { 0 };
-	uint64_t stack[SCAN_WORDS];
+	uint64_t stack[SCAN_WORDS > UNWIND_MAX ? SCAN_WORDS : UNWIND_MAX];
 	int n;
 
 	if (mp_maps_lookup(cs->maps, tgid, ip, &s.frames[0].obj, &s.frames[0].vaddr) < 0)
 		return 0;
 	s.nframes = 1;
 	if (cs->depth > 1 && cs->unwinder) {
-		n = mp_unwind(cs->unwinder, tgid, tid, ip, stack, cs->depth - 1);
-		for (int i = 0; i < n; i++) {
-			struct mp_frame *f = &s.frames[s.nframes];
-
-			if (mp_maps_lookup(cs->maps, tgid, stack[i], &f->obj, &f->vaddr) >= 0)
-				s.nframes++;
-		}
+		n = mp_unwind(cs->unwinder, tgid, tid, ip, stack, UNWIND_MAX);
+		for (int i = 0; i < n && !add_frame(cs, tgid, &s, stack[i], in_library); i++)
+			;
 	} else if (cs->depth > 1 && (n = read_stack(tid, sp, stack)) > 0) {
-		for (int i = 0; i < n && (int)s.nframes < cs->depth; i++) {
-			struct mp_frame *f = &s.frames[s.nframes];
-
-			if (!is_return_address(cs, tid, tgid, stack[i]))
-				continue;
-			if (mp_maps_lookup(cs->maps, tgid, stack[i], &f->obj, &f->vaddr) == 1)
-				s.nframes++;
-		}
+		for (int i = 0; i < n; i++)
+			if (is_return_address(cs, tid, tgid, stack[i]) &&
+			    add_frame(cs, tgid, &s, stack[i], in_library))
+				break;
 	}
 	return site_intern(cs, &s);
 }

@@ -8,8 +8,11 @@
  * points into an executable mapping just after a call instruction.  The
  * first one is the caller of the wrapper (exact for glibc's leaf wrappers,
  * which push nothing); further ones may include stale words left on the
- * stack, which is why --depth defaults to 2.  With MP_UNWIND_DWARF the
- * callers come from CFI unwinding instead (unwind.h): exact, slower.
+ * stack.  After that first caller, frames in libc, the loader and
+ * libmrcache are skipped (mp_object_is_system), so that the frames kept
+ * reach the application's code through malloc, stdio or dlopen.  With
+ * MP_UNWIND_DWARF the callers come from CFI unwinding instead (unwind.h):
+ * exact, slower.
  */
 #ifndef MP_CALLSITE_H
 #define MP_CALLSITE_H
@@ -26,9 +29,13 @@ enum mp_unwind_mode { MP_UNWIND_SCAN, MP_UNWIND_DWARF };
 int mp_callsites_create(struct mp_trace *t, struct mp_maps *maps, int depth,
 			enum mp_unwind_mode mode, struct mp_callsites **out);
 void mp_callsites_destroy(struct mp_callsites *cs);
-/* Returns the site id (0 when even the syscall address is unknown). */
+/* Returns the site id (0 when even the syscall address is unknown).
+ * *in_library (if not NULL) is set when a frame, shown or skipped, lies in
+ * the loader, libbpf or libmrcache: the I/O is theirs, not the program's. */
 uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,
-			 uint64_t ip, uint64_t sp);
+			 uint64_t ip, uint64_t sp, int *in_library);
+/* libc, the loader, libpthread, libdl or libmrcache, by file name. */
+int mp_object_is_system(const char *path);
 /* exec: return-address verdicts for tgid's old image are void. */
 void mp_callsites_forget(struct mp_callsites *cs, pid_t tgid);
 

@@ -190,7 +190,7 @@ int mp_libreplay_run(const struct mp_trace *t, const struct mp_sim_config *c,
 		}
 		if (e->kind < MP_VM_KINDS)
 			n = on_vm_event(&lr, sp, e);
-		else if (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE)
+		else if (mp_event_is_buffer(e, 0))
 			err = use_buffer(&lr, sp, e->a[1], e->a[2]);
 		else if (e->kind == MP_EXEC || e->kind == MP_EXIT)
 			err = space_close(&lr, sp);

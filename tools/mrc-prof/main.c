@@ -16,8 +16,8 @@
 #include "analysis.h"
 #include "callsite.h"
 #include "libprof.h"
+#include "plots.h"
 #include "report.h"
-#include "svg.h"
 #include "symbols.h"
 #include "tracer.h"
 
@@ -28,6 +28,7 @@ struct options {
 	struct mp_sim_config conf[MAX_CONFIGS];
 	size_t nconf;
 	int top, quiet, calibrate;
+	int library_io;			/* count the libraries' I/O as the program's */
 	struct mp_tracer_opts tracer;
 };
 
@@ -46,10 +47,13 @@ static void usage(FILE *f)
 	      "                         dereg_ns_per_byte lookup_ns watch_ns unwatch_ns vmcall_ns inval_ns)\n"
 	      "      --counts FILE      '<syscall> <calls>' lines (compare with strace -c)\n"
 	      "      --top N            call sites shown (default 15)\n"
+	      "      --library-io       count the I/O of ld.so, libbpf and libmrcache as the\n"
+	      "                         program's (default: reported apart, not cached)\n"
 	      "tracing only:\n"
 	      "  -r, --record FILE      save the trace for replay\n"
 	      "  -b, --buffer-min N     trace I/O buffers of at least N bytes (default 16K; 0: off)\n"
-	      "  -d, --depth N          call-site frames, 1-8 (default 2)\n"
+	      "  -d, --depth N          call-site frames, 1-8 (default 4: the syscall, its\n"
+	      "                         caller, then frames outside libc, ld.so, libmrcache)\n"
 	      "  -u, --unwind MODE      callers by 'scan' of the stack (default, fast) or\n"
 	      "                         'dwarf' CFI unwinding (exact, slower)\n"
 	      "      --no-aslr          disable address randomisation (reproducible counts)\n"
@@ -90,7 +94,8 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 	return 0;
 }
 
-enum { OPT_COUNTS = 256, OPT_TOP, OPT_NO_ASLR, OPT_ONLY_FIRST, OPT_NO_CALIBRATE };
+enum { OPT_COUNTS = 256, OPT_TOP, OPT_NO_ASLR, OPT_ONLY_FIRST, OPT_NO_CALIBRATE,
+       OPT_LIBRARY_IO };
 
 static int parse_args(int argc, char **argv, int replay, struct options *o)
 {
@@ -109,6 +114,7 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 		{ "no-aslr", no_argument, NULL, OPT_NO_ASLR },
 		{ "only-first", no_argument, NULL, OPT_ONLY_FIRST },
 		{ "no-calibrate", no_argument, NULL, OPT_NO_CALIBRATE },
+		{ "library-io", no_argument, NULL, OPT_LIBRARY_IO },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -118,7 +124,7 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 	o->top = 15;
 	o->calibrate = 1;
 	o->tracer.buffer_min = 16384;
-	o->tracer.depth = 2;
+	o->tracer.depth = 4;
 	while ((c = getopt_long(argc, argv, "+o:t:qs:c:r:b:d:u:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->json = optarg; break;
@@ -126,6 +132,7 @@ static int parse_args(int argc, char **argv, int replay, struct options *o)
 		case 'q': o->quiet = 1; break;
 		case 's': o->svg = optarg; break;
 		case OPT_COUNTS: o->counts = optarg; break;
+		case OPT_LIBRARY_IO: o->library_io = 1; break;
 		case 'c':
 			if (o->nconf == MAX_CONFIGS) {
 				fprintf(stderr, "mrc-prof: at most %d --config\n", MAX_CONFIGS);
@@ -220,10 +227,14 @@ static void counts_fn(FILE *f, const struct mp_analysis *a, int top)
 	mp_report_counts(f, a);
 }
 
-static int outputs(const struct options *o, const struct mp_trace *t)
+static int outputs(const struct options *o, struct mp_trace *t)
 {
 	struct mp_analysis a;
-	int err = mp_analysis_build(&a, t, o->conf, o->nconf);
+	int err;
+
+	mp_mark_library_io(t, o->library_io);
+	err = mp_analysis_build(&a, t, o->conf, o->nconf);
+	a.library_io = o->library_io;
 
 	if (err) {
 		fprintf(stderr, "mrc-prof: analysis: %s\n", strerror(-err));

@@ -8,6 +8,7 @@
 #include "libprof.h"
 #include "report.h"
 #include "symbols.h"
+#include "verdict.h"
 
 static const char *human_bytes(uint64_t b, char *buf, size_t len)
 {
@@ -114,6 +115,13 @@ static void text_sim(FILE *f, const struct mp_analysis *a)
 		"(%" PRIu64 " reads, %" PRIu64 " writes, %s)\n",
 		human_bytes(a->t->buffer_min, b, sizeof(b)), a->sum.io_calls[0],
 		a->sum.io_calls[1], human_bytes(a->sum.io_bytes[0] + a->sum.io_bytes[1], b2, sizeof(b2)));
+	if (a->sum.lib_io_calls)
+		fprintf(f, "  not the program's: %" PRIu64 " reads/writes, %s, by ld.so, libbpf or "
+			"libmrcache (not simulated; --library-io counts them)\n",
+			a->sum.lib_io_calls, human_bytes(a->sum.lib_io_bytes, b, sizeof(b)));
+	else if (a->library_io)
+		fprintf(f, "  the I/O of ld.so, libbpf and libmrcache is counted as the program's "
+			"(--library-io)\n");
 	fprintf(f, "  %-12s %7s %7s %7s %6s %6s %6s %6s %6s %9s %9s %9s %9s %9s %10s %9s\n",
 		"config", "uses", "hits", "misses", "stale", "regs", "deregs", "inval", "evict",
 		"reg ms", "dereg ms", "mon ms", "lookup ms", "total ms", "nocache ms", "saved ms");
@@ -134,6 +142,7 @@ static void text_sim(FILE *f, const struct mp_analysis *a)
 		", remap %" PRIu64 ", discard %" PRIu64 "\n", a->conf[0].name,
 		r0->ops_invalidating, r0->max_per_op, r0->invalidated[MP_INV_UNMAP],
 		r0->invalidated[MP_INV_REMAP], r0->invalidated[MP_INV_DISCARD]);
+	mp_verdict_text(f, a);
 	for (size_t i = 0; i < a->nconf; i++) {
 		const struct mp_sim_result *r = &a->res[i];
 		double total = mp_sim_total_ns(r);
@@ -278,6 +287,10 @@ static void json_sim(struct mp_json *j, const struct mp_analysis *a)
 	mp_json_u64(j, "io_reads", a->sum.io_calls[0]);
 	mp_json_u64(j, "io_writes", a->sum.io_calls[1]);
 	mp_json_u64(j, "io_bytes", a->sum.io_bytes[0] + a->sum.io_bytes[1]);
+	mp_json_u64(j, "library_io_calls", a->sum.lib_io_calls);
+	mp_json_u64(j, "library_io_bytes", a->sum.lib_io_bytes);
+	mp_json_u64(j, "vm_ns", a->sum.vm_ns);
+	mp_json_u64(j, "loader_vm_ns", a->sum.loader_vm_ns);
 	mp_json_open(j, "configs", '[');
 	for (size_t i = 0; i < a->nconf; i++) {
 		const struct mp_sim_config *c = &a->conf[i];
@@ -325,6 +338,11 @@ static void json_sim(struct mp_json *j, const struct mp_analysis *a)
 		mp_json_num(j, "saved_ns", r->nocache_ns - mp_sim_total_ns(r));
 		mp_json_bool(j, "deregistration_dominates", mp_dereg_dominates(r));
 		mp_json_num(j, "deregistration_dominance_factor", mp_dereg_dominance_factor(r));
+		mp_json_num(j, "copy_ns_per_byte", c->copy_ns_per_byte);
+		mp_json_num(j, "breakeven_bytes_uncached", mp_breakeven_bytes(c, 0));
+		mp_json_num(j, "breakeven_bytes_cached", mp_breakeven_bytes(c, r->uses ?
+			    (double)r->hits / (double)r->uses : 0.9));
+		mp_json_bool(j, "savings_small", mp_verdict_small(a, i));
 		mp_json_close(j, '}');
 	}
 	mp_json_close(j, ']');

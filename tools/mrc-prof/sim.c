@@ -100,6 +100,7 @@ void mp_sim_config_default(struct mp_sim_config *c)
 	set_backend(c, "verbs");
 	set_monitor(c, MP_MON_KERNEL);
 	c->lookup_ns = 50;
+	c->copy_ns_per_byte = 0.1;	/* memcpy at 10 GB/s */
 }
 
 static int parse_size(const char *v, uint64_t *out)
@@ -178,6 +179,8 @@ static int parse_key(struct mp_sim_config *c, const char *k, const char *v)
 		return parse_double(v, &c->vmcall_ns);
 	if (!strcmp(k, "inval_ns"))
 		return parse_double(v, &c->inval_ns);
+	if (!strcmp(k, "copy_ns_per_byte"))
+		return parse_double(v, &c->copy_ns_per_byte);
 	return -ENOENT;
 }
 
@@ -439,7 +442,7 @@ int mp_sim_run(const struct mp_trace *t, const struct mp_sim_config *c,
 		}
 		if (e->kind < MP_VM_KINDS)
 			n = on_vm_event(&s, sp, e);
-		else if (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE)
+		else if (mp_event_is_buffer(e, 0))
 			err = use_buffer(&s, sp, e->a[1], e->a[2]);
 		else if (e->kind == MP_EXEC || e->kind == MP_EXIT) {
 			teardown(&s, sp);

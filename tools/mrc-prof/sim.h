@@ -45,6 +45,9 @@ struct mp_sim_config {
 	double watch_ns, unwatch_ns;		/* monitor, per region */
 	double vmcall_ns;			/* monitor, per unmapping VM call */
 	double inval_ns;			/* monitor, per invalidated region */
+	/* What not registering costs: copying through a pre-registered
+	 * bounce buffer, per byte (the verdict's break-even block size). */
+	double copy_ns_per_byte;
 };
 
 struct mp_sim_result {

@@ -73,6 +73,17 @@ static uint64_t event_bytes(struct bytes_state *s, const struct mp_event *e)
 	return b;
 }
 
+/* Every frame in the dynamic loader: mapping libraries before main. */
+static int site_is_loader(const struct mp_trace *t, uint32_t site)
+{
+	const struct mp_site *s = &t->sites[site];
+
+	for (uint32_t i = 0; i < s->nframes; i++)
+		if (!strstr(mp_trace_str(t, s->frames[i].obj), "/ld-linux"))
+			return 0;
+	return s->nframes > 0;
+}
+
 static int cmp_site(const void *a, const void *b)
 {
 	const struct mp_site_sum *x = a, *y = b;
@@ -130,16 +141,22 @@ int mp_summary_build(const struct mp_trace *t, struct mp_summary *s)
 
 		if (e->kind == MP_FORK)
 			s->processes++;
-		if (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE) {
+		if (mp_event_is_buffer(e, 0)) {
 			s->io_calls[e->kind - MP_IO_READ]++;
 			s->io_bytes[e->kind - MP_IO_READ] += e->a[2];
+		} else if (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE) {
+			s->lib_io_calls++;
+			s->lib_io_bytes += e->a[2];
 		}
+		if (e->kind < MP_VM_KINDS && e->site && site_is_loader(t, e->site))
+			s->loader_vm_ns += e->lat_ns;
 		if (e->kind >= MP_VM_KINDS)
 			continue;
 		k = &s->k[e->kind];
 		k->errors += !!(e->flags & MP_EV_ERROR);
 		k->bytes += b;
 		k->lat_total_ns += e->lat_ns;
+		s->vm_ns += e->lat_ns;
 		k->lat[nlat[e->kind]++] = e->lat_ns;
 		k->hist[mp_hist_bucket(e->lat_ns)]++;
 		ss = site_sum(s, e->site, e->kind, &cap);

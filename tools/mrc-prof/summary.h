@@ -28,6 +28,11 @@ struct mp_site_sum {
 struct mp_summary {
 	struct mp_kind_sum k[MP_VM_KINDS];
 	uint64_t io_calls[2], io_bytes[2];	/* read, write buffers seen */
+	/* I/O of the loader, libbpf or libmrcache (MP_EV_LIBRARY): not the
+	 * application's buffers, left out of the simulated cache. */
+	uint64_t lib_io_calls, lib_io_bytes;
+	uint64_t vm_ns;			/* latency of every VM call */
+	uint64_t loader_vm_ns;		/* of those made by ld.so alone */
 	uint32_t processes;		/* the first one and every fork */
 	struct mp_site_sum *sites;		/* sorted by calls, descending */
 	size_t nsites;

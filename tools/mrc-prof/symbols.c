@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* symbols.c - libdwfl symbol lookup, one Dwfl session per object file. */
+/*
+ * symbols.c - libdwfl symbol lookup, one Dwfl session per object file.
+ * C++ names are demangled with libstdc++'s __cxa_demangle when it can be
+ * had at run time (already loaded, or dlopen'ed): mrc-prof itself is C and
+ * links no C++ runtime; without one, names stay mangled.
+ */
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +21,38 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static demangle_fn demangler(void)
+{
+	static demangle_fn fn;
+	static int tried;
+	void *lib;
+
+	if (tried)
+		return fn;
+	tried = 1;
+	fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (!fn && (lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)))
+		fn = (demangle_fn)dlsym(lib, "__cxa_demangle");
+	return fn;
+}
+
+/* The name as a reader knows it: "ns::f(int)" for "_ZN2ns1fEi". */
+static long intern_symbol(struct mp_trace *t, const char *name)
+{
+	demangle_fn fn = name[0] == '_' && name[1] == 'Z' ? demangler() : NULL;
+	char *plain = NULL;
+	int status = -1;
+	long id;
+
+	if (fn)
+		plain = fn(name, NULL, NULL, &status);
+	id = mp_trace_intern(t, status == 0 && plain ? plain : name);
+	free(plain);
+	return id;
+}
 
 /* A module reported at base 0 sees addresses as the ELF file does: the
  * frames already hold ELF virtual addresses (maps.c). */
@@ -49,7 +87,7 @@ static int name_frames_of(struct mp_trace *t, uint32_t obj)
 						    NULL, NULL, NULL);
 			if (!name || (sym.st_size && off >= sym.st_size))
 				continue;
-			id = mp_trace_intern(t, name);
+			id = intern_symbol(t, name);
 			if (id < 0) {
 				dwfl_end(dwfl);
 				return -ENOMEM;
@@ -81,6 +119,45 @@ int mp_symbolize(struct mp_trace *t)
 	}
 	free(done);
 	return err;
+}
+
+static int symbol_is_library(const char *name)
+{
+	static const char *const prefix[] = { "mrcache_", "mrc_", "btf_", "btf__",
+					       "libbpf_", "bpf_object" };
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return 1;
+	return 0;
+}
+
+static int site_is_library(const struct mp_trace *t, uint32_t site)
+{
+	const struct mp_site *s = &t->sites[site];
+
+	for (uint32_t i = 1; i < s->nframes; i++)
+		if (s->frames[i].sym && symbol_is_library(mp_trace_str(t, s->frames[i].sym)))
+			return 1;
+	return 0;
+}
+
+size_t mp_mark_library_io(struct mp_trace *t, int include)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nev; i++) {
+		struct mp_event *e = &t->ev[i];
+
+		if (e->kind != MP_IO_READ && e->kind != MP_IO_WRITE)
+			continue;
+		if (include)
+			e->flags &= (uint16_t)~MP_EV_LIBRARY;
+		else if (e->site < t->nsites && site_is_library(t, e->site))
+			e->flags |= MP_EV_LIBRARY;
+		n += !!(e->flags & MP_EV_LIBRARY);
+	}
+	return n;
 }
 
 void mp_frame_format(const struct mp_trace *t, const struct mp_frame *f, char *buf, size_t len)

@@ -45,6 +45,16 @@ struct mp_event {
 };
 
 #define MP_EV_ERROR	1u	/* ret is -errno */
+#define MP_EV_LIBRARY	2u	/* I/O of the loader, libbpf or libmrcache */
+
+/* An I/O buffer of the application's own: what the simulated cache sees.
+ * The loader's, libbpf's (kernel BTF for the bpf monitor) and
+ * libmrcache's own I/O is counted apart unless include_library. */
+static inline int mp_event_is_buffer(const struct mp_event *e, int include_library)
+{
+	return (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE) &&
+	       (include_library || !(e->flags & MP_EV_LIBRARY));
+}
 
 #define MP_MAX_FRAMES	8
 

@@ -183,12 +183,20 @@ static void on_seccomp(struct tracer *tr, struct thread *th, uint64_t t)
 	ev->tid = (uint32_t)th->tid;
 	ev->tgid = (uint32_t)th->tgid;
 	if (kind == MP_IO_READ || kind == MP_IO_WRITE) {
-		/* A buffer use needs no result: one stop only. */
+		int in_library = 0;
+
+		/* The site is read while the thread is stopped; a buffer use
+		 * needs no result: one stop only. */
+		if (recording(tr, th->tgid))
+			ev->site = mp_callsite_get(tr->cs, th->tid, th->tgid,
+						   info.instruction_pointer,
+						   info.stack_pointer, &in_library);
 		ptrace(PTRACE_CONT, th->tid, 0, 0);
 		ev->a[0] = info.seccomp.args[0];
 		ev->a[1] = info.seccomp.args[1];
 		ev->a[2] = info.seccomp.args[2];
 		ev->a[3] = info.seccomp.nr;
+		ev->flags = in_library ? MP_EV_LIBRARY : 0;
 		if (recording(tr, th->tgid))
 			record(tr, ev, t);
 		return;
@@ -202,7 +210,7 @@ static void on_seccomp(struct tracer *tr, struct thread *th, uint64_t t)
 	}
 	if (recording(tr, th->tgid))
 		ev->site = mp_callsite_get(tr->cs, th->tid, th->tgid,
-					   info.instruction_pointer, info.stack_pointer);
+					   info.instruction_pointer, info.stack_pointer, NULL);
 	ev->t_ns = t;		/* absolute until the exit stop */
 	th->in_syscall = 1;
 	th->t_resume = now_ns();

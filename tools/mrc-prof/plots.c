@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* svg.c - a minimal SVG writer and the three plots. */
+/* plots.c - the plots of a report, drawn with the tools' SVG writer. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include "hist.h"
 #include "libprof.h"
+#include "plots.h"
 #include "svg.h"
 
 static const char *const palette[] = {
@@ -14,51 +15,6 @@ static const char *const palette[] = {
 	"#7f7f7f", "#bcbd22", "#17becf",
 };
 #define COLOR(i) palette[(i) % (int)(sizeof(palette) / sizeof(palette[0]))]
-
-/* --- writer --- */
-
-static void svg_begin(FILE *f, int w, int h)
-{
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
-		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h, w, h);
-}
-
-static void svg_end(FILE *f)
-{
-	fputs("</svg>\n", f);
-}
-
-static void svg_text(FILE *f, double x, double y, const char *anchor, int size, const char *s)
-{
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%d\">", x, y,
-		anchor, size);
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*s, f);
-	}
-	fputs("</text>\n", f);
-}
-
-static void svg_rect(FILE *f, double x, double y, double w, double h, const char *fill,
-		     double opacity)
-{
-	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
-		"fill-opacity=\"%.2f\"/>\n", x, y, w, h, fill, opacity);
-}
-
-static void svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *stroke)
-{
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-		x1, y1, x2, y2, stroke);
-}
 
 /* --- timeline --- */
 
@@ -89,7 +45,7 @@ static void timeline(FILE *f, const struct mp_analysis *a)
 		const struct mp_event *e = &t->ev[i];
 		int col = (int)((double)e->t_ns / span * (TL_COLS - 1));
 		int r = e->kind < MP_VM_KINDS ? e->kind
-			: e->kind == MP_IO_READ || e->kind == MP_IO_WRITE ? MP_VM_KINDS : -1;
+			: mp_event_is_buffer(e, 0) ? MP_VM_KINDS : -1;
 
 		if (col < 0 || col >= TL_COLS)
 			col = TL_COLS - 1;
@@ -120,7 +76,7 @@ static void timeline(FILE *f, const struct mp_analysis *a)
 		for (int c = 0; c < TL_COLS; c++)
 			if (bins[r][c] > max)
 				max = bins[r][c];
-		svg_text(f, TL_LEFT - 8, y + TL_ROW / 2.0 + 4, "end", 12, names[r]);
+		svg_text(f, TL_LEFT - 8, y + TL_ROW / 2.0 + 4, "end", 12, "%s", names[r]);
 		svg_line(f, TL_LEFT, y + TL_ROW - 2, TL_LEFT + TL_COLS, y + TL_ROW - 2, "#ddd");
 		for (int c = 0; c < TL_COLS; c++) {
 			if (!bins[r][c])
@@ -134,7 +90,7 @@ static void timeline(FILE *f, const struct mp_analysis *a)
 
 		svg_line(f, x, yb, x, yb + 5, "#000");
 		time_label(span / 1e9 * i / 5, label, sizeof(label));
-		svg_text(f, x, yb + 18, "middle", 11, label);
+		svg_text(f, x, yb + 18, "middle", 11, "%s", label);
 	}
 	svg_end(f);
 }
@@ -171,7 +127,7 @@ static void histogram(FILE *f, const char *title, const char *const *names,
 				max = hist[s][b] > max ? hist[s][b] : max;
 			}
 	svg_begin(f, H_W, H_H + (totals ? 40 : 0));
-	svg_text(f, H_W / 2.0, 22, "middle", 15, title);
+	svg_text(f, H_W / 2.0, 22, "middle", 15, "%s", title);
 	if (hi < 0) {
 		svg_text(f, H_W / 2.0, H_H / 2.0, "middle", 13, "no samples");
 		svg_end(f);
@@ -188,7 +144,7 @@ static void histogram(FILE *f, const char *title, const char *const *names,
 			if (w > 60) {
 				snprintf(label, sizeof(label), "%s %.0f%%", names[s],
 					 100.0 * (double)totals[s] / (double)sum);
-				svg_text(f, x + w / 2, 49, "middle", 11, label);
+				svg_text(f, x + w / 2, 49, "middle", 11, "%s", label);
 			}
 			x += w;
 		}
@@ -203,7 +159,7 @@ static void histogram(FILE *f, const char *title, const char *const *names,
 		double y = top + plot_h - log_height(v, max, plot_h);
 
 		snprintf(label, sizeof(label), "%llu", (unsigned long long)v);
-		svg_text(f, H_LEFT - 6, y + 4, "end", 11, label);
+		svg_text(f, H_LEFT - 6, y + 4, "end", 11, "%s", label);
 		svg_line(f, H_LEFT, y, H_LEFT + plot_w, y, "#eee");
 		if (v > UINT64_MAX / 10)
 			break;
@@ -225,13 +181,13 @@ static void histogram(FILE *f, const char *title, const char *const *names,
 			snprintf(label, sizeof(label), "%.0fus", ns / 1e3);
 		else
 			snprintf(label, sizeof(label), "%.0fns", ns);
-		svg_text(f, x + group / 2, top + plot_h + 16, "middle", 10, label);
+		svg_text(f, x + group / 2, top + plot_h + 16, "middle", 10, "%s", label);
 	}
 	svg_text(f, H_LEFT + plot_w / 2, top + plot_h + 40, "middle", 12,
 		 "latency, log2 buckets (label: bucket start); count on a log scale");
 	for (int s = 0; s < nseries; s++) {
 		svg_rect(f, H_W - 150, top + 10 + s * 20, 12, 12, COLOR(s), 0.9);
-		svg_text(f, H_W - 132, top + 21 + s * 20, "start", 12, names[s]);
+		svg_text(f, H_W - 132, top + 21 + s * 20, "start", 12, "%s", names[s]);
 	}
 	svg_end(f);
 }
@@ -255,18 +211,17 @@ static void costs(FILE *f, const struct mp_analysis *a)
 		max = a->res[i].nocache_ns > max ? a->res[i].nocache_ns : max;
 	}
 	svg_begin(f, H_W, h);
-	svg_text(f, H_W / 2.0, 22, "middle", 15,
-		 "Simulated cache cost per configuration (tick: registering every use)");
+	svg_text(f, H_W / 2.0, 22, "middle", 15, "Simulated cache cost per configuration (tick: registering every use)");
 	for (int p = 0; p < 4; p++) {
 		svg_rect(f, 170 + p * 150, 36, 12, 12, COLOR(p), 0.9);
-		svg_text(f, 186 + p * 150, 47, "start", 12, parts[p]);
+		svg_text(f, 186 + p * 150, 47, "start", 12, "%s", parts[p]);
 	}
 	for (size_t i = 0; i < a->nconf; i++) {
 		const struct mp_sim_result *r = &a->res[i];
 		double v[4] = { r->reg_ns, r->dereg_ns, r->monitor_ns, r->lookup_ns };
 		double x = 170, y = top + row * (double)i, nx;
 
-		svg_text(f, 160, y + row / 2 + 4, "end", 12, a->conf[i].name);
+		svg_text(f, 160, y + row / 2 + 4, "end", 12, "%s", a->conf[i].name);
 		for (int p = 0; p < 4; p++) {
 			double w = plot_w * v[p] / max;
 
@@ -276,12 +231,12 @@ static void costs(FILE *f, const struct mp_analysis *a)
 		snprintf(label, sizeof(label), "%.3f ms%s%s", mp_sim_total_ns(r) / 1e6,
 			 mp_dereg_dominates(r) ? ", deregistration dominates" : "",
 			 r->stale_hits ? ", STALE hits" : "");
-		svg_text(f, x + 6, y + row / 2 + 4, "start", 11, label);
+		svg_text(f, x + 6, y + row / 2 + 4, "start", 11, "%s", label);
 		nx = 170 + plot_w * r->nocache_ns / max;
 		svg_line(f, nx, y + 1, nx, y + row - 3, "#000");
 	}
 	snprintf(label, sizeof(label), "0 .. %.3f ms", max / 1e6);
-	svg_text(f, 170, h - 15, "start", 11, label);
+	svg_text(f, 170, h - 15, "start", 11, "%s", label);
 	svg_end(f);
 }
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * svg.h - plots as standalone SVG files, drawn by hand (no library): a
+ * plots.h - the report's plots as standalone SVG files (tools/common/svg.h): a
  * timeline of the VM calls and invalidations, latency histograms of the
  * VM calls, the simulated cache's costs per configuration, and
  * libmrcache's own histograms.
  */
-#ifndef MP_SVG_H
-#define MP_SVG_H
+#ifndef MP_PLOTS_H
+#define MP_PLOTS_H
 
 #include "analysis.h"
 
