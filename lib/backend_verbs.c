@@ -14,8 +14,12 @@
  * unused regions and retries.  EFAULT (the range is not mapped), EINVAL
  * and EACCES (access the mapping or the device cannot give) pass through.
  *
- * Built only with -DMRC_HAVE_VERBS (mk/verbs.mk, when pkg-config finds
- * libibverbs); otherwise open() says so and returns -ENOTSUP.
+ * libmrcache does not link libibverbs (lib/dl.h): open() loads
+ * libibverbs.so.1 and resolves the two functions it calls.  The program
+ * that hands us a protection domain has loaded it already, so this finds
+ * that copy; without it open() fails with -EOPNOTSUPP saying so.  Built
+ * only with -DMRC_HAVE_VERBS (mk/verbs.mk, when pkg-config finds the
+ * headers); otherwise open() says so and returns -ENOTSUP.
  */
 #include <errno.h>
 #include "backend.h"
@@ -24,6 +28,29 @@
 #ifdef MRC_HAVE_VERBS
 #include <stdlib.h>
 #include <infiniband/verbs.h>
+#include "dl.h"
+
+MRC_DL_NOTE(mrc_dl_note_libibverbs, "verbs-backend",
+	    "the verbs backend (MRCACHE_BACKEND_VERBS)", "suggested", "libibverbs.so.1");
+
+/* The versions <infiniband/verbs.h> binds the two names to. */
+static struct {
+	__typeof__(ibv_dereg_mr) *dereg_mr;
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access);
+} ibv;
+
+static const struct mrc_dl_sym ibv_syms[] = {
+	{ "ibv_reg_mr", "IBVERBS_1.1", (void **)&ibv.reg_mr },
+	{ "ibv_dereg_mr", "IBVERBS_1.1", (void **)&ibv.dereg_mr },
+	{ NULL, NULL, NULL }
+};
+
+static const struct mrc_dl_lib libibverbs = {
+	.what = "verbs backend",
+	.soname = "libibverbs.so.1",
+	.package = "libibverbs1",
+	.syms = ibv_syms,
+};
 
 struct verbs_backend {
 	struct mrc_backend base;
@@ -58,11 +85,15 @@ static int verbs_access(unsigned access)
 static int vb_open(const struct mrcache_config *cfg, struct mrc_backend **out)
 {
 	struct verbs_backend *vb;
+	int err;
 
 	if (!cfg->pd) {
 		mrc_log(0, "verbs backend: config.pd must be a protection domain from ibv_alloc_pd()");
 		return -EINVAL;
 	}
+	err = mrc_dl_load(&libibverbs);
+	if (err)
+		return err;
 	vb = calloc(1, sizeof(*vb));
 	if (!vb)
 		return -ENOMEM;
@@ -87,7 +118,7 @@ static int vb_reg(struct mrc_backend *be, void *addr, size_t len,
 	if (!len || (access & ~MRCACHE_ACCESS_ALL))
 		return -EINVAL;
 	errno = 0;
-	mr = ibv_reg_mr(vb->pd, addr, len, verbs_access(access));
+	mr = ibv.reg_mr(vb->pd, addr, len, verbs_access(access));
 	if (!mr) {
 		/* A provider that forgets errno must not look like success. */
 		err = errno ? errno : EIO;
@@ -112,7 +143,7 @@ static int vb_dereg(struct mrc_backend *be, struct mrc_reg *reg)
 	if (!reg->handle)
 		return -EINVAL;
 	/* ibv_dereg_mr returns a positive errno (and sets errno) on failure. */
-	ret = ibv_dereg_mr(reg->handle);
+	ret = ibv.dereg_mr(reg->handle);
 	if (ret) {
 		ret = ret > 0 ? -ret : (errno ? -errno : -EIO);
 		mrc_log(0, "verbs backend: ibv_dereg_mr failed: %d", ret);

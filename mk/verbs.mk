@@ -1,12 +1,17 @@
 # The ibverbs backend (lib/backend_verbs.c) and its end-to-end check over
 # Soft-RoCE in the QEMU guest (tools/mrc-rdma, tests/guest/suites/40-rdma.sh).
-# Built with libibverbs when pkg-config finds it; `make VERBS=` builds
-# without, and a verbs cache then reports -ENOTSUP.
+# Built with libibverbs's headers when pkg-config finds them; `make VERBS=`
+# builds without, and a verbs cache then reports -ENOTSUP.  libmrcache does
+# not link libibverbs: the backend loads libibverbs.so.1 when a verbs cache
+# is created (lib/dl.h).  The tests and tools that call verbs themselves
+# link it.
 VERBS ?= $(shell pkg-config --exists libibverbs 2>/dev/null && echo yes)
 
 ifeq ($(VERBS),yes)
+VERBS_LIBS := $(shell pkg-config --libs libibverbs)
 LIB_CFLAGS += -DMRC_HAVE_VERBS $(shell pkg-config --cflags libibverbs)
-LIB_LIBS   += $(shell pkg-config --libs libibverbs)
+$(BUILD)/tests/test-verbs-% $(BUILD)/guest-tests/bench-mrmon-recovery: LIB_LIBS += $(VERBS_LIBS)
+TOOL_LIBS_mrc-rdma += $(VERBS_LIBS)
 endif
 
 # Soft-RoCE in the guest: rxe over lo (modprobe resolves the rest, but the

@@ -1,0 +1,5 @@
+# Optional dependencies loaded at run time (lib/dl.h): libmrcache links
+# libdl instead of libibverbs and libbpf.  The tests that link programs the
+# way a user would find the source tree's header here.
+LIB_LIBS += -ldl
+$(BUILD)/tests/test-pkgconfig-link: CPPFLAGS += -DMRC_SRCDIR='"$(CURDIR)"'
