@@ -14,7 +14,7 @@
  *    see every path, whoever calls it, filtered on vma->vm_mm.
  *  - syscall: tp_btf/sys_exit decoding the unmapping system calls of the
  *    watched process, and tp_btf/mm_filemap_delete_from_page_cache for
- *    truncation and hole punching of watched shared file ranges by anyone.
+ *    truncation and hole punching of watched file ranges by anyone.
  * Both use tp_btf/exit_mmap for the epoch word.
  *
  * Everything runs after the page tables changed (fexit, sys_exit, after the
@@ -352,7 +352,9 @@ int mrc_move_exit_pmc(__u64 *ctx)
 #define NR_madvise		28
 #define NR_shmat		30
 #define NR_shmdt		67
+#define NR_ftruncate		77
 #define NR_remap_file_pages	216
+#define NR_fallocate		285
 
 #define MAP_FIXED_		0x10
 #define MREMAP_FIXED_		2
@@ -362,6 +364,12 @@ int mrc_move_exit_pmc(__u64 *ctx)
 #define MADV_FREE_		8
 #define MADV_REMOVE_		9
 #define MADV_DONTNEED_LOCKED_	24
+#define MADV_GUARD_INSTALL_	102
+
+#define FALLOC_FL_PUNCH_HOLE_	0x02
+#define FALLOC_FL_COLLAPSE_RANGE_ 0x08
+#define FALLOC_FL_ZERO_RANGE_	0x10
+#define FALLOC_FL_INSERT_RANGE_	0x20
 
 #define MAP_ANONYMOUS_		0x20
 #define MAP_HUGETLB_		0x40000
@@ -458,6 +466,47 @@ static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* The advice values that take pages out of the range.  MADV_GUARD_INSTALL
+ * (6.13+) zaps them to put guard entries in their place; MADV_GUARD_REMOVE
+ * then leaves fresh zero pages, and itself zaps nothing. */
+static __always_inline int madvise_discards(__u64 advice)
+{
+	return advice == MADV_DONTNEED_ || advice == MADV_FREE_ ||
+	       advice == MADV_REMOVE_ || advice == MADV_DONTNEED_LOCKED_ ||
+	       advice == MADV_GUARD_INSTALL_;
+}
+
+/*
+ * Truncation zaps the private (copied-on-write) pages of every mapping of
+ * the file too, pinned ones included (unmap_mapping_range with even_cows),
+ * and those never were in the page cache whose deletions
+ * mrc_filemap_delete sees: decode it by the file's identity, its
+ * address_space, as the watched file ranges are indexed.  Truncation by
+ * path (truncate(2), open with O_TRUNC) and by another process are not
+ * decoded; a hole punch leaves private copies alone, but it and the other
+ * fallocate modes that drop or move data are decoded all the same.
+ */
+static __always_inline void file_changed(struct task_struct *task, long fd,
+					 __u64 from, __u64 to)
+{
+	struct file *f = fd_file_of(task, fd);
+	__u64 map = f ? (__u64)BPF_CORE_READ(f, f_mapping) : 0;
+
+	if (map && ctl.file_slots)
+		invalidate(map, from & ~(PAGE_SIZE_ - 1), to, CAUSE_DISCARD);
+}
+
+static __always_inline void do_fallocate(struct task_struct *task, struct pt_regs *regs)
+{
+	__u64 mode = regs->si, off = regs->dx, len = regs->r10, end = off + len;
+
+	if (mode & (FALLOC_FL_COLLAPSE_RANGE_ | FALLOC_FL_INSERT_RANGE_))
+		end = ~0ull;	/* everything after off moves */
+	else if (!(mode & (FALLOC_FL_PUNCH_HOLE_ | FALLOC_FL_ZERO_RANGE_)))
+		return;
+	file_changed(task, regs->di, off, end < off ? ~0ull : PAGE_UP(end));
+}
+
 static __always_inline void do_mremap(struct pt_regs *regs, long ret)
 {
 	int failed = ret < 0 && ret > -4096;
@@ -523,7 +572,6 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 advice;
 
 	/* The address space, not the thread group: a clone(CLONE_VM) child
 	 * unmaps the same memory. */
@@ -534,9 +582,7 @@ int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
 		inval_len(regs->di, regs->si, CAUSE_UNMAP);
 		break;
 	case NR_madvise:
-		advice = regs->dx;
-		if (advice == MADV_DONTNEED_ || advice == MADV_FREE_ ||
-		    advice == MADV_REMOVE_ || advice == MADV_DONTNEED_LOCKED_)
+		if (madvise_discards(regs->dx))
 			inval_len(regs->di, regs->si, CAUSE_DISCARD);
 		break;
 	case NR_mremap:
@@ -558,6 +604,14 @@ int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
 		break;
 	case NR_remap_file_pages:
 		inval_len(regs->di, regs->si, CAUSE_UNMAP);
+		break;
+	case NR_ftruncate:
+		if (!ret)
+			file_changed(task, regs->di, PAGE_UP(regs->si), ~0ull);
+		break;
+	case NR_fallocate:
+		if (!ret)
+			do_fallocate(task, regs);
 		break;
 	}
 	return 0;
@@ -613,10 +667,9 @@ static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma,
 	struct file *file = vma->vm_file;
 	__u64 end = vi->end < vma->vm_end ? vi->end : vma->vm_end;
 
-	/* Only shared file mappings see truncation; private ones keep COW
-	 * copies or get SIGBUS, and their pages leave through a zap. */
-	if (vma->vm_start > vi->start || !file ||
-	    !(vma->vm_flags & 0x08 /* VM_SHARED */))
+	/* Shared and private file mappings: truncation zaps the private
+	 * copies too (file_changed). */
+	if (vma->vm_start > vi->start || !file)
 		return 0;
 	vi->fmap = (__u64)file->f_mapping;
 	vi->fstart = vma->vm_pgoff * PAGE_SIZE_ + (vi->start - vma->vm_start);

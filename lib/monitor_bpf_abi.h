@@ -47,7 +47,7 @@
 
 struct mrc_bpf_slot {
 	__u64 start, end;	/* virtual range; end == 0: free */
-	__u64 fmap;		/* address_space of a shared file mapping, or 0 */
+	__u64 fmap;		/* address_space of a file mapping, or 0 */
 	__u64 fstart, fend;	/* file byte range behind [start, end) */
 	__u32 level, flevel;	/* index levels of the two ranges */
 };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* munmap by a raw system call, bypassing libc, and by a clone(CLONE_VM)
- * child (another process sharing the address space): interposing monitors
- * never see these; the kernel-side ones must. */
+ * child (another process sharing the address space), and raw madvise
+ * DONTNEED and MADV_GUARD_INSTALL (then GUARD_REMOVE: fresh zero pages):
+ * interposing monitors never see these; the kernel-side ones must. */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -48,6 +49,22 @@ static int apply_raw_madvise(struct guarantee_ctx *c)
 	return syscall(SYS_madvise, c->addr, c->len, MADV_DONTNEED) ? -errno : 0;
 }
 
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE 103
+#endif
+
+static int apply_raw_guard(struct guarantee_ctx *c)
+{
+	if (syscall(SYS_madvise, c->addr, c->len, MADV_GUARD_INSTALL)) {
+		if (errno != EINVAL)
+			return -errno;
+		snprintf(c->why, sizeof(c->why), "no MADV_GUARD_INSTALL here (Linux 6.13+)");
+		return GUARANTEE_SKIP;
+	}
+	return syscall(SYS_madvise, c->addr, c->len, MADV_GUARD_REMOVE) ? -errno : 0;
+}
+
 static int child_munmap(void *arg)
 {
 	struct guarantee_ctx *c = arg;
@@ -90,6 +107,7 @@ int main(void)
 	static const struct guarantee_case cases[] = {
 		{ "raw-munmap", prepare, apply_whole, release, NULL },
 		{ "raw-madv-dontneed", prepare, apply_raw_madvise, release, NULL },
+		{ "raw-madv-guard", prepare, apply_raw_guard, release, NULL },
 		{ "clone-vm-munmap", prepare, apply_clone_vm, release, NULL },
 	};
 

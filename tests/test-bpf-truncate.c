@@ -2,7 +2,10 @@
 /* Truncation and hole punching of a shared file mapping by another
  * process: no call in this process unmaps anything, so only a kernel-side
  * monitor can notice.  Afterwards the file is extended again and the
- * mapping faults in fresh pages at the same addresses. */
+ * mapping faults in fresh pages at the same addresses.  And truncation of
+ * a private mapping of the file, by this process and by another: the
+ * kernel's truncate zaps the private (copied on write, pinned) pages too,
+ * which the page cache's deletions do not show. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -18,7 +21,7 @@ struct file_map {
 	int fd;
 };
 
-static int prepare(struct guarantee_ctx *c)
+static int prepare_map(struct guarantee_ctx *c, int flags)
 {
 	static struct file_map fm;
 	void *p;
@@ -26,13 +29,23 @@ static int prepare(struct guarantee_ctx *c)
 	fm.fd = memfd_create("mrc-bpf-truncate", MFD_CLOEXEC);
 	if (fm.fd < 0 || ftruncate(fm.fd, LEN))
 		return -errno;
-	p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fm.fd, 0);
+	p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, flags, fm.fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	c->addr = p;
 	c->len = LEN;
 	c->aux = &fm;
 	return 0;
+}
+
+static int prepare(struct guarantee_ctx *c)
+{
+	return prepare_map(c, MAP_SHARED);
+}
+
+static int prepare_private(struct guarantee_ctx *c)
+{
+	return prepare_map(c, MAP_PRIVATE);
 }
 
 /* Run fn(fd) in a child process and wait for it. */
@@ -80,6 +93,21 @@ static int apply_punch(struct guarantee_ctx *c)
 	return in_child(((struct file_map *)c->aux)->fd, punch_hole);
 }
 
+static int apply_truncate_own(struct guarantee_ctx *c)
+{
+	return truncate_all(((struct file_map *)c->aux)->fd) ? -errno : 0;
+}
+
+static int apply_truncate_tail_own(struct guarantee_ctx *c)
+{
+	return truncate_tail(((struct file_map *)c->aux)->fd) ? -errno : 0;
+}
+
+static int apply_punch_own(struct guarantee_ctx *c)
+{
+	return punch_hole(((struct file_map *)c->aux)->fd) ? -errno : 0;
+}
+
 static void release(struct guarantee_ctx *c)
 {
 	munmap(c->addr, c->len);
@@ -92,6 +120,11 @@ int main(void)
 		{ "truncate-by-child", prepare, apply_truncate, release, NULL },
 		{ "truncate-tail", prepare, apply_truncate_tail, release, NULL },
 		{ "punch-hole", prepare, apply_punch, release, NULL },
+		{ "private-truncate", prepare_private, apply_truncate_own, release, NULL },
+		{ "private-trunc-tail", prepare_private, apply_truncate_tail_own, release, NULL },
+		{ "private-by-child", prepare_private, apply_truncate, release, NULL },
+		{ "private-punch", prepare_private, apply_punch_own, release,
+		  "a hole punch leaves the private copies, pinned or not" },
 	};
 
 	bpf_test_pick_monitor();
