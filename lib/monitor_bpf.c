@@ -25,13 +25,13 @@
  * A slot reused for a new watch gets a new generation; an event whose
  * generation is not the slot's current one is stale and dropped.
  *
- * fork: the child inherits the descriptors of the links, programs and maps,
- * and a link stays attached while any process holds it: every system call
- * of every process would keep paying the filter for as long as a forked
- * worker lives, after the parent's mrcache_destroy().  The child cannot use
- * the parent's caches (-ECHILD), so an atfork child handler releases every
- * live monitor's kernel objects there (live_lock is held across fork, so the
- * child never sees the list half updated).
+ * Every cache of the process shares one program set (monitor_bpf_set.c):
+ * one index, one event ring.  Each slot names the cache that watches it.
+ * A drain() reads the whole ring and puts each event in its owner's queue;
+ * then it reports its own queue's.  The drains of two caches take turns
+ * on the ring (ring_lock), and an event for a cache whose lock is not held
+ * waits in that cache's queue, which its pending() shows.  A full ring
+ * (ctl->lost), or a full queue, makes the caches concerned rescan.
  */
 #include <errno.h>
 #include "monitor_bpf.h"
@@ -53,11 +53,8 @@ const struct mrc_monitor_ops mrc_monitor_bpf_ops = {
 #include <linux/capability.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
-#include "mrc_monitor.skel.h"
 
 #define WATCH_BUSY_RETRIES 1000
 
@@ -91,81 +88,27 @@ static int may_load(void)
 	return -EPERM;
 }
 
-/* Every started monitor, for the atfork child handler. */
-static struct mrc_bpf_mon live = { .prev = &live, .next = &live };
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void fork_prepare(void)
-{
-	pthread_mutex_lock(&live_lock);
-}
-
-static void fork_parent(void)
-{
-	pthread_mutex_unlock(&live_lock);
-}
-
-/* The links, programs, maps and their mappings go; the rest of the
- * monitor's memory is the parent's copy, freed by no one (as the cache's
- * own: mrcache_destroy() in a child stops no monitor). */
-static void fork_child(void)
-{
-	for (struct mrc_bpf_mon *m = live.next; m != &live; m = m->next) {
-		ring_buffer__free(m->rb);
-		m->rb = NULL;
-		mrc_bpf_unload(m);
-	}
-	live.next = live.prev = &live;
-	pthread_mutex_unlock(&live_lock);
-}
-
-static void atfork_install(void)
-{
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-static void list_add(struct mrc_bpf_mon *m)
-{
-	pthread_once(&atfork_once, atfork_install);
-	pthread_mutex_lock(&live_lock);
-	m->next = live.next;
-	m->prev = &live;
-	live.next->prev = m;
-	live.next = m;
-	pthread_mutex_unlock(&live_lock);
-}
-
-static void list_del(struct mrc_bpf_mon *m)
-{
-	pthread_mutex_lock(&live_lock);
-	m->prev->next = m->next;
-	m->next->prev = m->prev;
-	pthread_mutex_unlock(&live_lock);
-	m->next = m->prev = NULL;
-}
-
 static struct mrc_bpf_mon *to_bpf(struct mrc_monitor *mon)
 {
 	return (struct mrc_bpf_mon *)mon;
 }
 
-static int alloc_slot(struct mrc_bpf_mon *m, uint32_t *id)
+static int alloc_slot(struct mrc_bpf_set *s, uint32_t *id)
 {
-	if (!m->nfree)
+	if (!s->nfree)
 		return -ENOSPC;
-	*id = m->free_ids[--m->nfree];
+	*id = s->free_ids[--s->nfree];
 	return 0;
 }
 
 /* Set the word and learn the file range; the vma lookup only try-locks
  * mmap_lock, so retry while an mmap/munmap holds it. */
-static int arm_slot(struct mrc_bpf_mon *m, struct mrc_bpf_watch_args *a)
+static int arm_slot(struct mrc_bpf_set *s, struct mrc_bpf_watch_args *a)
 {
 	int i, err;
 
 	for (i = 0; i < WATCH_BUSY_RETRIES; i++) {
-		err = mrc_bpf_run_watch(m, a);
+		err = mrc_bpf_run_watch(s, a);
 		if (err || a->err != -EBUSY)
 			return err;
 		sched_yield();
@@ -177,8 +120,9 @@ int mrc_bpf_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 		  uint64_t cookie, struct mrc_watch *w)
 {
 	struct mrc_bpf_mon *m = to_bpf(mon);
+	struct mrc_bpf_set *s = m->set;
 	struct mrc_bpf_watch_args a = { .start = start, .end = end };
-	struct mrc_bpf_slot *s;
+	struct mrc_bpf_slot *sl;
 	struct mrc_bpf_watch *wt;
 	uint32_t id;
 	int err;
@@ -186,121 +130,219 @@ int mrc_bpf_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 	if (start >= end || ((start | end) & 4095) ||
 	    mrc_bpf_level(end - start) >= MRC_BPF_LEVELS)
 		return -EINVAL;
-	pthread_mutex_lock(&m->lock);
-	err = alloc_slot(m, &id);
+	pthread_mutex_lock(&s->lock);
+	err = alloc_slot(s, &id);
 	if (err)
 		goto out;
-	wt = &m->watches[id];
+	wt = &s->watches[id];
 	a.slot = id;
 	a.word = MRC_WORD(wt->gen + 1);
-	err = arm_slot(m, &a);
+	err = arm_slot(s, &a);
 	if (err)
 		goto put_back;
-	s = &m->ix.slots[id];
-	s->start = start;
-	s->level = mrc_bpf_level(end - start);
-	s->fmap = a.fmap;
-	s->fstart = a.fstart;
-	s->fend = a.fend;
-	s->flevel = a.fmap ? mrc_bpf_level(a.fend - a.fstart) : 0;
-	__atomic_store_n(&s->end, end, __ATOMIC_RELEASE);
-	err = mrc_bpf_index_insert(&m->ix, id);
+	sl = &s->ix.slots[id];
+	sl->start = start;
+	sl->level = mrc_bpf_level(end - start);
+	sl->fmap = a.fmap;
+	sl->fstart = a.fstart;
+	sl->fend = a.fend;
+	sl->flevel = a.fmap ? mrc_bpf_level(a.fend - a.fstart) : 0;
+	__atomic_store_n(&sl->end, end, __ATOMIC_RELEASE);
+	err = mrc_bpf_index_insert(&s->ix, id);
 	if (err) {
-		__atomic_store_n(&s->end, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&sl->end, 0, __ATOMIC_RELEASE);
 		goto put_back;
 	}
 	wt->gen++;
+	wt->owner = m;
 	wt->cookie = cookie;
 	wt->start = start;
 	wt->end = end;
 	wt->used = 1;
-	w->word = &m->words[id];
+	w->word = &s->words[id];
 	w->expected = a.word;
 	w->token = id;
 	goto out;
 put_back:
-	m->free_ids[m->nfree++] = id;
+	s->free_ids[s->nfree++] = id;
 out:
-	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_unlock(&s->lock);
 	return err;
+}
+
+/* Under s->lock. */
+static void slot_release(struct mrc_bpf_set *s, uint32_t id)
+{
+	mrc_bpf_index_remove(&s->ix, id);
+	__atomic_store_n(&s->ix.slots[id].end, 0, __ATOMIC_RELEASE);
+	s->watches[id].used = 0;
+	s->watches[id].owner = NULL;
+	s->free_ids[s->nfree++] = id;
 }
 
 void mrc_bpf_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 {
 	struct mrc_bpf_mon *m = to_bpf(mon);
+	struct mrc_bpf_set *s = m->set;
 	uint32_t id = (uint32_t)w->token;
 
 	if (id == MRC_BPF_EPOCH_SLOT || id >= MRC_BPF_SLOTS)
 		return;
-	pthread_mutex_lock(&m->lock);
-	if (m->watches[id].used) {
-		mrc_bpf_index_remove(&m->ix, id);
-		__atomic_store_n(&m->ix.slots[id].end, 0, __ATOMIC_RELEASE);
-		m->watches[id].used = 0;
-		m->free_ids[m->nfree++] = id;
-	}
-	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_lock(&s->lock);
+	if (s->watches[id].used && s->watches[id].owner == m)
+		slot_release(s, id);
+	pthread_mutex_unlock(&s->lock);
 	w->word = NULL;
 }
 
-/* The address space went away: every watch is gone. */
+/* Under s->lock: m has something for its drain(). */
+static void mark_queued(struct mrc_bpf_mon *m)
+{
+	__atomic_store_n(&m->queued, 1, __ATOMIC_RELEASE);
+}
+
+/* Under s->lock: one event of the ring to the queue of the slot's owner. */
+static void route_one(void *arg, const void *data, size_t size)
+{
+	struct mrc_bpf_set *s = arg;
+	const struct mrc_bpf_event *ev = data;
+	struct mrc_bpf_watch *wt;
+	struct mrc_bpf_mon *m;
+
+	if (size < sizeof(*ev) || ev->slot >= MRC_BPF_SLOTS)
+		return;
+	if (ev->slot == MRC_BPF_EPOCH_SLOT) {
+		for (m = s->mons.next; m != &s->mons; m = m->next) {
+			m->epoch = 1;
+			mark_queued(m);
+		}
+		return;
+	}
+	wt = &s->watches[ev->slot];
+	m = wt->owner;
+	if (!wt->used || !m || !m->queue || wt->gen != ev->old_word >> 1)
+		return;
+	if (m->qcount == MRC_BPF_QUEUE)
+		m->lost = 1;
+	else
+		m->queue[(m->qhead + m->qcount++) % MRC_BPF_QUEUE] = *ev;
+	mark_queued(m);
+}
+
+void mrc_bpf_route(struct mrc_bpf_set *s)
+{
+	pthread_mutex_lock(&s->ring_lock);
+	__atomic_store_n(&s->ix.ctl->pending, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&s->lock);
+	mrc_bpf_ring_consume(&s->ring, route_one, s);
+	if (__atomic_exchange_n(&s->ix.ctl->lost, 0, __ATOMIC_ACQ_REL)) {
+		mrc_log(1, "monitor bpf: event ring overflowed; rescanning");
+		for (struct mrc_bpf_mon *m = s->mons.next; m != &s->mons; m = m->next) {
+			m->lost = 1;
+			mark_queued(m);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->ring_lock);
+}
+
+/* The address space went away: every watch of m's is gone. */
 static void report_all(struct mrc_bpf_mon *m, enum mrcache_cause cause)
 {
-	uint32_t id;
+	struct mrc_bpf_set *s = m->set;
 
-	for (id = 1; id < MRC_BPF_SLOTS; id++) {
+	for (uint32_t id = 1; id < MRC_BPF_SLOTS; id++) {
 		struct mrc_bpf_watch wt;
 
-		pthread_mutex_lock(&m->lock);
-		wt = m->watches[id];
-		pthread_mutex_unlock(&m->lock);
-		if (wt.used) {
+		pthread_mutex_lock(&s->lock);
+		wt = s->watches[id];
+		pthread_mutex_unlock(&s->lock);
+		if (wt.used && wt.owner == m) {
 			mrc_cache_event(m->base.cache, wt.cookie, wt.start, wt.end, cause);
 			m->reported++;
 		}
 	}
 }
 
-static int on_event(void *ctx, void *data, size_t size)
+/* Take the next event of m's queue, with the watch it names as it is
+ * now; 0 when the queue is empty. */
+static int queue_pop(struct mrc_bpf_mon *m, struct mrc_bpf_event *ev,
+		     struct mrc_bpf_watch *wt)
 {
-	struct mrc_bpf_mon *m = ctx;
-	const struct mrc_bpf_event *ev = data;
-	struct mrc_bpf_watch wt;
+	struct mrc_bpf_set *s = m->set;
+	int got = 0;
 
-	if (size < sizeof(*ev) || ev->slot >= MRC_BPF_SLOTS)
-		return 0;
-	if (ev->slot == MRC_BPF_EPOCH_SLOT) {
-		report_all(m, MRCACHE_CAUSE_EXIT);
-		return 0;
+	pthread_mutex_lock(&s->lock);
+	if (m->qcount) {
+		*ev = m->queue[m->qhead];
+		m->qhead = (m->qhead + 1) % MRC_BPF_QUEUE;
+		m->qcount--;
+		*wt = s->watches[ev->slot];
+		got = 1;
 	}
-	pthread_mutex_lock(&m->lock);
-	wt = m->watches[ev->slot];
-	pthread_mutex_unlock(&m->lock);
-	if (!wt.used || wt.gen != ev->old_word >> 1 || ev->cause >= MRCACHE_CAUSE_COUNT_)
-		return 0;
-	mrc_cache_event(m->base.cache, wt.cookie, wt.start, wt.end, ev->cause);
-	m->reported++;
-	return 0;
+	pthread_mutex_unlock(&s->lock);
+	return got;
+}
+
+/* Flags first: an epoch or a rescan covers the queued events too. */
+static void report_queue(struct mrc_bpf_mon *m)
+{
+	struct mrc_bpf_set *s = m->set;
+	struct mrc_bpf_event ev;
+	struct mrc_bpf_watch wt;
+	int epoch, lost;
+
+	pthread_mutex_lock(&s->lock);
+	__atomic_store_n(&m->queued, 0, __ATOMIC_RELAXED);
+	epoch = m->epoch;
+	lost = m->lost;
+	m->epoch = m->lost = 0;
+	pthread_mutex_unlock(&s->lock);
+	if (epoch)
+		report_all(m, MRCACHE_CAUSE_EXIT);
+	if (lost)
+		mrc_cache_rescan(m->base.cache);
+	while (queue_pop(m, &ev, &wt)) {
+		if (!wt.used || wt.owner != m || wt.gen != ev.old_word >> 1 ||
+		    ev.cause >= MRCACHE_CAUSE_COUNT_)
+			continue;
+		mrc_cache_event(m->base.cache, wt.cookie, wt.start, wt.end, ev.cause);
+		m->reported++;
+	}
 }
 
 static int bpf_drain(struct mrc_monitor *mon)
 {
 	struct mrc_bpf_mon *m = to_bpf(mon);
-	struct mrc_bpf_ctl *ctl = m->ix.ctl;
 
 	m->reported = 0;
-	__atomic_store_n(&ctl->pending, 0, __ATOMIC_SEQ_CST);
-	ring_buffer__consume(m->rb);
-	if (__atomic_exchange_n(&ctl->lost, 0, __ATOMIC_ACQ_REL)) {
-		mrc_log(1, "monitor bpf: event ring overflowed; rescanning");
-		mrc_cache_rescan(m->base.cache);
-	}
+	mrc_bpf_route(m->set);
+	if (__atomic_load_n(&m->queued, __ATOMIC_ACQUIRE))
+		report_queue(m);
 	return m->reported;
 }
 
 static int bpf_pending(struct mrc_monitor *mon)
 {
-	return __atomic_load_n(&to_bpf(mon)->ix.ctl->pending, __ATOMIC_ACQUIRE);
+	struct mrc_bpf_mon *m = to_bpf(mon);
+
+	return __atomic_load_n(&m->ctl->pending, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&m->queued, __ATOMIC_ACQUIRE);
+}
+
+/* Slots m still owns go back (a cache unwatches every region before it
+ * stops its monitor, so normally none). */
+static void mon_unlink(struct mrc_bpf_mon *m)
+{
+	struct mrc_bpf_set *s = m->set;
+
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t id = 1; id < MRC_BPF_SLOTS; id++)
+		if (s->watches[id].used && s->watches[id].owner == m)
+			slot_release(s, id);
+	m->prev->next = m->next;
+	m->next->prev = m->prev;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void bpf_stop(struct mrc_monitor *mon)
@@ -309,21 +351,19 @@ static void bpf_stop(struct mrc_monitor *mon)
 
 	if (!m)
 		return;
-	if (m->next)
-		list_del(m);
-	ring_buffer__free(m->rb);
-	if (m->skel)
-		mrc_bpf_unload(m);
-	pthread_mutex_destroy(&m->lock);
-	free(m->watches);
-	free(m->free_ids);
+	if (m->set) {
+		if (m->next)
+			mon_unlink(m);
+		mrc_bpf_set_put(m->set);
+	}
+	mrc_bpf_pages_free(m->queue, MRC_BPF_QUEUE * sizeof(*m->queue));
 	free(m);
 }
 
 static int bpf_start(struct mrcache *cache, struct mrc_monitor **out)
 {
 	struct mrc_bpf_mon *m;
-	uint32_t id;
+	struct mrc_bpf_set *s;
 	int err = may_load();
 
 	if (err)
@@ -333,34 +373,22 @@ static int bpf_start(struct mrcache *cache, struct mrc_monitor **out)
 		return -ENOMEM;
 	m->base.ops = &mrc_monitor_bpf_ops;
 	m->base.cache = cache;
-	pthread_mutex_init(&m->lock, NULL);
-	m->watches = calloc(MRC_BPF_SLOTS, sizeof(*m->watches));
-	m->free_ids = calloc(MRC_BPF_SLOTS, sizeof(*m->free_ids));
-	if (!m->watches || !m->free_ids) {
-		err = -ENOMEM;
-		goto fail;
+	m->queue = mrc_bpf_pages_alloc(MRC_BPF_QUEUE * sizeof(*m->queue));
+	err = m->queue ? mrc_bpf_set_get(&m->set) : -ENOMEM;
+	if (err) {
+		bpf_stop(&m->base);
+		return err;
 	}
-	/* Hand out low ids first: the programs' slot walk stops at nslots. */
-	for (id = MRC_BPF_SLOTS - 1; id > MRC_BPF_EPOCH_SLOT; id--)
-		m->free_ids[m->nfree++] = id;
-	err = mrc_bpf_load(m);
-	if (err)
-		goto fail;
-	m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.events), on_event, m, NULL);
-	if (!m->rb) {
-		err = -errno ? -errno : -ENOMEM;
-		mrc_log(0, "monitor bpf: opening the event ring: %s", strerror(-err));
-		goto fail;
-	}
-	err = mrc_bpf_selftest(m);
-	if (err)
-		goto fail;
-	list_add(m);
+	s = m->set;
+	m->ctl = s->ix.ctl;
+	pthread_mutex_lock(&s->lock);
+	m->next = s->mons.next;
+	m->prev = &s->mons;
+	s->mons.next->prev = m;
+	s->mons.next = m;
+	pthread_mutex_unlock(&s->lock);
 	*out = &m->base;
 	return 0;
-fail:
-	bpf_stop(&m->base);
-	return err;
 }
 
 const struct mrc_monitor_ops mrc_monitor_bpf_ops = {

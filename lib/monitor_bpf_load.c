@@ -9,18 +9,28 @@
  * positions are looked up by name in BTF and any failure falls back to the
  * syscall variant (tp_btf/sys_exit).  MRCACHE_BPF_VARIANT=zap|syscall
  * forces one (tests).
+ *
+ * libbpf (loaded at run time, lib/dl_bpf.h) opens, relocates and loads
+ * the programs; then the set keeps duplicates of the descriptors it needs
+ * and the bpf_object goes, with all of libbpf's memory.  Attaching,
+ * detaching, running mrc_watch and reading the ring are the set's own
+ * system calls, so nothing after the load calls into libbpf, and the
+ * atfork child handler can close everything without it.
  */
 #ifdef MRC_HAVE_BPF
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "dl_bpf.h"
 #include "monitor_bpf.h"
 #include "mrc_monitor.skel.h"
 #include "vma.h"
@@ -169,81 +179,202 @@ static void autoload(struct mrc_bpf_skel *s, enum mrc_bpf_variant v,
 	}
 }
 
-static void *map_view(struct bpf_map *map, size_t elem, size_t n, int prot)
+static void *map_view(int fd, size_t len, int prot)
 {
-	size_t len = elem * n, pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
 
 	len = (len + pg - 1) & ~(pg - 1);
-	p = mmap(NULL, len, prot, MAP_SHARED, bpf_map__fd(map), 0);
+	p = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void unmap_views(struct mrc_bpf_mon *m)
+#define VIEW_LEN(e, n) ((((size_t)(e) * (n)) + pg - 1) & ~(pg - 1))
+
+static void unmap_views(struct mrc_bpf_set *s)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-#define VIEW_LEN(e, n) ((((size_t)(e) * (n)) + pg - 1) & ~(pg - 1))
-	if (m->words)
-		munmap((void *)m->words, VIEW_LEN(sizeof(uint64_t), MRC_BPF_SLOTS));
-	if (m->ix.slots)
-		munmap(m->ix.slots, VIEW_LEN(sizeof(struct mrc_bpf_slot), MRC_BPF_SLOTS));
-	if (m->ix.cells)
-		munmap(m->ix.cells, VIEW_LEN(sizeof(struct mrc_bpf_cell), MRC_BPF_CELLS));
-#undef VIEW_LEN
-	m->words = NULL;
-	m->ix.slots = NULL;
-	m->ix.cells = NULL;
+
+	if (s->words)
+		munmap((void *)s->words, VIEW_LEN(sizeof(uint64_t), MRC_BPF_SLOTS));
+	if (s->ix.slots)
+		munmap(s->ix.slots, VIEW_LEN(sizeof(struct mrc_bpf_slot), MRC_BPF_SLOTS));
+	if (s->ix.cells)
+		munmap(s->ix.cells, VIEW_LEN(sizeof(struct mrc_bpf_cell), MRC_BPF_CELLS));
+	if (s->bss)
+		munmap(s->bss, VIEW_LEN(sizeof(struct mrc_bpf_skel__bss), 1));
+	mrc_bpf_ring_unmap(&s->ring);
+	s->words = NULL;
+	s->ix.slots = NULL;
+	s->ix.cells = NULL;
+	s->bss = NULL;
+	s->ix.ctl = NULL;
 }
 
-int mrc_bpf_run_watch(struct mrc_bpf_mon *m, struct mrc_bpf_watch_args *a)
+static int map_views(struct mrc_bpf_set *s)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = a, .ctx_size_in = sizeof(*a));
-	int err = bpf_prog_test_run_opts(m->watch_fd, &opts);
+	s->words = map_view(s->words_fd, sizeof(uint64_t) * MRC_BPF_SLOTS, PROT_READ);
+	s->ix.slots = map_view(s->slots_fd, sizeof(struct mrc_bpf_slot) * MRC_BPF_SLOTS,
+			       PROT_READ | PROT_WRITE);
+	s->ix.cells = map_view(s->cells_fd, sizeof(struct mrc_bpf_cell) * MRC_BPF_CELLS,
+			       PROT_READ | PROT_WRITE);
+	s->bss = map_view(s->bss_fd, sizeof(struct mrc_bpf_skel__bss), PROT_READ | PROT_WRITE);
+	if (!s->words || !s->ix.slots || !s->ix.cells || !s->bss)
+		return -errno;
+	s->ix.ctl = &((struct mrc_bpf_skel__bss *)s->bss)->ctl;
+	return mrc_bpf_ring_map(&s->ring, s->events_fd, MRC_BPF_RINGBUF);
+}
 
-	return err < 0 ? -errno : 0;
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return (int)syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+int mrc_bpf_run_watch(struct mrc_bpf_set *s, struct mrc_bpf_watch_args *a)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = (__u32)s->watch_fd;
+	attr.test.ctx_in = (__u64)(uintptr_t)a;
+	attr.test.ctx_size_in = sizeof(*a);
+	return sys_bpf(BPF_PROG_TEST_RUN, &attr) < 0 ? -errno : 0;
+}
+
+/* Tracing programs (fentry, fexit, tp_btf) attach to the target named at
+ * load time. */
+int mrc_bpf_attach(struct mrc_bpf_set *s)
+{
+	union bpf_attr attr;
+
+	for (int i = 0; i < s->nprogs; i++) {
+		if (s->link_fds[i] >= 0)
+			continue;
+		memset(&attr, 0, sizeof(attr));
+		attr.raw_tracepoint.prog_fd = (__u32)s->prog_fds[i];
+		s->link_fds[i] = sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &attr);
+		if (s->link_fds[i] < 0) {
+			int err = -errno;
+
+			mrc_bpf_detach(s);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void mrc_bpf_detach(struct mrc_bpf_set *s)
+{
+	for (int i = 0; i < s->nprogs; i++) {
+		if (s->link_fds[i] >= 0)
+			close(s->link_fds[i]);
+		s->link_fds[i] = -1;
+	}
+}
+
+static int keep_fd(int fd, int *out)
+{
+	*out = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	return *out < 0 ? -errno : 0;
+}
+
+/* Duplicates of the descriptors of what the load made; the skeleton's go
+ * with it. */
+static int keep_fds(struct mrc_bpf_set *s, struct mrc_bpf_skel *k)
+{
+	struct bpf_program *progs[] = {
+		k->progs.mrc_exit_mmap, k->progs.mrc_zap_exit, k->progs.mrc_huge_zap_exit,
+		k->progs.mrc_free_exit, k->progs.mrc_move_exit_args,
+		k->progs.mrc_move_enter_pmc, k->progs.mrc_move_exit_pmc,
+		k->progs.mrc_sys_exit, k->progs.mrc_filemap_delete,
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]) && !err; i++) {
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd < 0)	/* not loaded: autoload was off */
+			continue;
+		s->link_fds[s->nprogs] = -1;
+		err = keep_fd(fd, &s->prog_fds[s->nprogs++]);
+	}
+	if (!err)
+		err = keep_fd(bpf_program__fd(k->progs.mrc_watch), &s->watch_fd);
+	if (!err)
+		err = keep_fd(bpf_map__fd(k->maps.words), &s->words_fd);
+	if (!err)
+		err = keep_fd(bpf_map__fd(k->maps.slots), &s->slots_fd);
+	if (!err)
+		err = keep_fd(bpf_map__fd(k->maps.cells), &s->cells_fd);
+	if (!err)
+		err = keep_fd(bpf_map__fd(k->maps.events), &s->events_fd);
+	if (!err)
+		err = keep_fd(bpf_map__fd(k->maps.bss), &s->bss_fd);
+	return err;
+}
+
+static void close_fds(struct mrc_bpf_set *s)
+{
+	int *fds[] = { &s->watch_fd, &s->words_fd, &s->slots_fd, &s->cells_fd,
+		       &s->events_fd, &s->bss_fd };
+
+	mrc_bpf_detach(s);
+	for (int i = 0; i < s->nprogs; i++)
+		if (s->prog_fds[i] >= 0)
+			close(s->prog_fds[i]);
+	s->nprogs = 0;
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* Open and load variant v with libbpf, keeping the descriptors. */
+static int load_objects(struct mrc_bpf_set *s, enum mrc_bpf_variant v,
+			const struct zap_plan *z)
+{
+	struct mrc_bpf_skel *k = mrc_bpf_skel__open();
+	int err;
+
+	if (!k)
+		return -errno ? -errno : -ENOMEM;
+	autoload(k, v, z);
+	if (mrc_huge_page_default())
+		k->rodata->huge_default = mrc_huge_page_default();
+	err = mrc_bpf_skel__load(k);
+	if (err)
+		mrc_log(1, "monitor bpf: loading the %s programs: %s",
+			mrc_bpf_variant_name(v), strerror(-err));
+	else
+		err = keep_fds(s, k);
+	mrc_bpf_skel__destroy(k);
+	return err;
 }
 
 /* Load and attach variant v; on failure everything is undone. */
-static int load_variant(struct mrc_bpf_mon *m, enum mrc_bpf_variant v,
+static int load_variant(struct mrc_bpf_set *s, enum mrc_bpf_variant v,
 			const struct zap_plan *z)
 {
 	struct mrc_bpf_watch_args init = {
 		.slot = MRC_BPF_EPOCH_SLOT, .init = 1, .word = MRC_WORD(1),
 	};
-	struct mrc_bpf_skel *s = mrc_bpf_skel__open();
-	int err;
+	int err = load_objects(s, v, z);
 
-	if (!s)
-		return -errno ? -errno : -ENOMEM;
-	autoload(s, v, z);
-	if (mrc_huge_page_default())
-		s->rodata->huge_default = mrc_huge_page_default();
-	err = mrc_bpf_skel__load(s);
-	if (err) {
-		mrc_log(1, "monitor bpf: loading the %s programs: %s",
-			mrc_bpf_variant_name(v), strerror(-err));
+	if (err)
 		goto fail;
-	}
-	m->skel = s;
-	m->variant = v;
-	m->watch_fd = bpf_program__fd(s->progs.mrc_watch);
-	m->ix.ctl = &s->bss->ctl;
-	m->words = map_view(s->maps.words, sizeof(uint64_t), MRC_BPF_SLOTS, PROT_READ);
-	m->ix.slots = map_view(s->maps.slots, sizeof(struct mrc_bpf_slot),
-			       MRC_BPF_SLOTS, PROT_READ | PROT_WRITE);
-	m->ix.cells = map_view(s->maps.cells, sizeof(struct mrc_bpf_cell),
-			       MRC_BPF_CELLS, PROT_READ | PROT_WRITE);
-	if (!m->words || !m->ix.slots || !m->ix.cells) {
-		err = -errno;
+	s->variant = v;
+	err = map_views(s);
+	if (err) {
 		mrc_log(0, "monitor bpf: mapping the index: %s", strerror(-err));
 		goto fail;
 	}
-	err = mrc_bpf_run_watch(m, &init);
+	err = mrc_bpf_run_watch(s, &init);
 	if (err) {
 		mrc_log(0, "monitor bpf: running mrc_watch: %s", strerror(-err));
 		goto fail;
 	}
-	err = mrc_bpf_skel__attach(s);
+	err = mrc_bpf_attach(s);
 	if (err) {
 		mrc_log(1, "monitor bpf: attaching the %s programs: %s",
 			mrc_bpf_variant_name(v), strerror(-err));
@@ -251,33 +382,34 @@ static int load_variant(struct mrc_bpf_mon *m, enum mrc_bpf_variant v,
 	}
 	return 0;
 fail:
-	unmap_views(m);
-	mrc_bpf_skel__destroy(s);
-	m->skel = NULL;
+	mrc_bpf_unload(s);
 	return err ? err : -EINVAL;
 }
 
-int mrc_bpf_load(struct mrc_bpf_mon *m)
+int mrc_bpf_load(struct mrc_bpf_set *s)
 {
 	const char *force = getenv("MRCACHE_BPF_VARIANT");
-	libbpf_print_fn_t old = libbpf_set_print(libbpf_to_log);
+	libbpf_print_fn_t old;
 	struct zap_plan z;
 	int err;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		mrc_log(0, "monitor bpf: the kernel has no BTF (/sys/kernel/btf/vmlinux)");
-		err = -ENOTSUP;
-		goto out;
+		return -ENOTSUP;
 	}
+	err = mrc_libbpf_load();
+	if (err)
+		return err;
+	old = libbpf_set_print(libbpf_to_log);
 	memset(&z, 0, sizeof(z));
 	err = -ENOENT;
 	if (!force || !strcmp(force, "zap"))
 		err = plan_zap(&z);
 	if (!err)
-		err = load_variant(m, MRC_BPF_VARIANT_ZAP, &z);
+		err = load_variant(s, MRC_BPF_VARIANT_ZAP, &z);
 	if (!err || (force && !strcmp(force, "zap")))
 		goto out;
-	err = load_variant(m, MRC_BPF_VARIANT_SYSCALL, &z);
+	err = load_variant(s, MRC_BPF_VARIANT_SYSCALL, &z);
 	if (err == -EPERM)
 		mrc_log(0, "monitor bpf: the kernel refused the programs (EPERM): "
 			"loading them needs CAP_BPF and CAP_PERFMON");
@@ -286,14 +418,14 @@ int mrc_bpf_load(struct mrc_bpf_mon *m)
 out:
 	libbpf_set_print(old);
 	if (!err)
-		mrc_log(1, "monitor bpf: %s variant attached", mrc_bpf_variant_name(m->variant));
+		mrc_log(1, "monitor bpf: %s variant attached", mrc_bpf_variant_name(s->variant));
 	return err;
 }
 
-void mrc_bpf_unload(struct mrc_bpf_mon *m)
+/* No libbpf here: the atfork child handler calls it too. */
+void mrc_bpf_unload(struct mrc_bpf_set *s)
 {
-	unmap_views(m);
-	mrc_bpf_skel__destroy(m->skel);
-	m->skel = NULL;
+	unmap_views(s);
+	close_fds(s);
 }
 #endif

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 #include "monitor_bpf.h"
 
 #define PG 4096ul
@@ -115,15 +114,15 @@ int mrc_bpf_selftest(struct mrc_bpf_mon *m)
 		err = run_case(m, op, &why);
 		if (err) {
 			mrc_log(0, "monitor bpf: self-test of the %s variant failed on %s: %s (%s)",
-				mrc_bpf_variant_name(m->variant), op_name[op], why,
+				mrc_bpf_variant_name(m->set->variant), op_name[op], why,
 				strerror(-err));
 			return -ENOTSUP;
 		}
 	}
-	/* Its events name slots that are free again: drop them. */
-	ring_buffer__consume(m->rb);
-	__atomic_store_n(&m->ix.ctl->pending, 0, __ATOMIC_SEQ_CST);
-	mrc_log(1, "monitor bpf: self-test passed (%s variant)", mrc_bpf_variant_name(m->variant));
+	/* Its events name slots that are free again: routing drops them. */
+	mrc_bpf_route(m->set);
+	mrc_log(1, "monitor bpf: self-test passed (%s variant)",
+		mrc_bpf_variant_name(m->set->variant));
 	return 0;
 }
 #endif

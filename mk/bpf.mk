@@ -2,6 +2,8 @@
 # Needs clang (BPF target), bpftool, libbpf (pkg-config) and the build
 # machine's kernel BTF for vmlinux.h (CO-RE relocates it on other kernels).
 # Without them the library builds and the monitor reports -ENOTSUP.
+# libmrcache does not link libbpf: the monitor loads libbpf.so.1 when a
+# cache first starts it (lib/dl.h, lib/dl_bpf.h).
 BPF_CLANG   ?= clang
 BPFTOOL     ?= bpftool
 BPF_VMLINUX ?= /sys/kernel/btf/vmlinux
@@ -13,7 +15,6 @@ BPF_OK := $(shell pkg-config --exists libbpf 2>/dev/null && \
 ifeq ($(BPF_OK),yes)
 BPF_OUT     := $(BUILD)/bpf
 LIB_CFLAGS  += -DMRC_HAVE_BPF -I$(BPF_OUT) $(shell pkg-config --cflags libbpf)
-LIB_LIBS    += $(shell pkg-config --libs --static libbpf)
 BPF_SKEL    := $(BPF_OUT)/mrc_monitor.skel.h
 
 $(BPF_OUT)/vmlinux.h:

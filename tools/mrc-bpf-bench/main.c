@@ -6,7 +6,9 @@
  * with 10 to 100,000 watched ranges, against the same operations with the
  * programs detached.  The machine is noisy: each row alternates detached and
  * attached measurements ROUNDS times and reports the median of the rounds'
- * medians; compare within a row.
+ * medians; compare within a row.  First, what caches sharing the monitor
+ * cost (sharing.c): a first and a second create, and getppid in an
+ * unrelated process with 0, 1 and 8 caches.
  *
  *   mrc-bpf-bench [-n SAMPLES] [-c COUNT,COUNT,...]
  */
@@ -17,11 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "monitor_bpf.h"
+#include "timing.h"
 
 #define MAX_COUNTS 16
 #define MAX_WATCHED (MRC_BPF_SLOTS - 9)
@@ -48,7 +48,9 @@ static void help(void)
 	printf("mrc-bpf-bench - what the bpf monitor costs on this machine\n\n"
 	       "munmap of a touched page, unwatched and watched, and an unrelated system\n"
 	       "call (getppid) in this process and in another one, with the monitor's\n"
-	       "programs attached against detached, for each number of watched ranges.\n\n");
+	       "programs attached against detached, for each number of watched ranges;\n"
+	       "before that, the create time of a first and a second cache and getppid in\n"
+	       "an unrelated process with 0, 1 and 8 caches (one program set per process).\n\n");
 	usage(stdout);
 }
 
@@ -119,35 +121,9 @@ static int bench(const struct bench_args *args)
 	return 77;
 }
 #else
-#include <bpf/libbpf.h>
-#include "mrc_monitor.skel.h"
-
 #define PAGE 4096ul
-#define SYSCALL_BATCH 200
-#define ROUNDS 5
 
 static unsigned samples;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(uint64_t *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return (double)v[n / 2];
-}
 
 /* Called around each munmap; watch/unwatch a page when a monitor is given. */
 struct munmap_probe {
@@ -189,52 +165,9 @@ static double munmap_ns(struct munmap_probe *p)
 			mrc_bpf_unwatch(p->mon, &w);
 		}
 	}
-	med = median(t, samples);
+	med = median_u64(t, samples);
 	free(t);
 	return med;
-}
-
-static double getppid_ns(void)
-{
-	unsigned n = samples / 10 + 1;
-	uint64_t *t = calloc(n, sizeof(*t));
-	double med;
-
-	if (!t)
-		exit(1);
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
-
-		for (unsigned j = 0; j < SYSCALL_BATCH; j++)
-			syscall(SYS_getppid);
-		t[i] = now_ns() - t0;
-	}
-	med = median(t, n) / SYSCALL_BATCH;
-	free(t);
-	return med;
-}
-
-/* The same in a child process: not the watched one. */
-static double getppid_other_ns(void)
-{
-	double v = -1;
-	int fd[2], status;
-	pid_t pid;
-
-	if (pipe(fd))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		v = getppid_ns();
-		_exit(write(fd[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
-	}
-	close(fd[1]);
-	if (pid < 0 || read(fd[0], &v, sizeof(v)) != sizeof(v))
-		v = -1;
-	close(fd[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	return v;
 }
 
 struct row {
@@ -247,21 +180,8 @@ static void measure(struct mrc_monitor *mon, struct row *r)
 
 	r->unwatched = munmap_ns(&un);
 	r->watched = mon ? munmap_ns(&wa) : 0;
-	r->sys_self = getppid_ns();
-	r->sys_other = getppid_other_ns();
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[n / 2];
+	r->sys_self = getppid_ns(samples / 10 + 1);
+	r->sys_other = getppid_other_ns(samples / 10 + 1);
 }
 
 /* Median over ROUNDS of each field of rows measured in turn. */
@@ -275,14 +195,14 @@ static void median_row(const struct row *rs, struct row *out)
 		v[2][i] = rs[i].sys_self;
 		v[3][i] = rs[i].sys_other;
 	}
-	out->unwatched = median_of(v[0], ROUNDS);
-	out->watched = median_of(v[1], ROUNDS);
-	out->sys_self = median_of(v[2], ROUNDS);
-	out->sys_other = median_of(v[3], ROUNDS);
+	out->unwatched = median_double(v[0], ROUNDS);
+	out->watched = median_double(v[1], ROUNDS);
+	out->sys_self = median_double(v[2], ROUNDS);
+	out->sys_other = median_double(v[3], ROUNDS);
 }
 
 /* Detached, then attached, ROUNDS times; 0 or -errno. */
-static int compare(struct mrc_monitor *mon, struct mrc_bpf_skel *skel,
+static int compare(struct mrc_monitor *mon, struct mrc_bpf_set *set,
 		   struct row *base, struct row *att)
 {
 	struct row b[ROUNDS], a[ROUNDS];
@@ -291,9 +211,9 @@ static int compare(struct mrc_monitor *mon, struct mrc_bpf_skel *skel,
 
 	samples = all / ROUNDS + 1;
 	for (int i = 0; i < ROUNDS && !err; i++) {
-		mrc_bpf_skel__detach(skel);
+		mrc_bpf_detach(set);
 		measure(NULL, &b[i]);
-		err = mrc_bpf_skel__attach(skel);
+		err = mrc_bpf_attach(set);
 		if (!err)
 			measure(mon, &a[i]);
 	}
@@ -316,13 +236,16 @@ static int bench(const struct bench_args *args)
 	} rows[MAX_COUNTS];
 	struct row warm;
 	struct mrc_monitor *mon;
-	struct mrc_bpf_skel *skel;
+	struct mrc_bpf_set *set;
 	unsigned long have = 0;
 	const char *variant;
 	char *area;
 
 	samples = args->samples;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	err = bench_sharing(samples / 10 + 1);
+	if (err)
+		return err;
 	measure(NULL, &warm);		/* first faults, caches, TCG */
 	err = mrc_monitor_bpf_ops.start(NULL, &mon);
 	if (err) {
@@ -335,13 +258,13 @@ static int bench(const struct bench_args *args)
 	area = mmap(NULL, 2 * PAGE * counts[ncounts - 1], PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	ws = calloc(counts[ncounts - 1], sizeof(*ws));
-	skel = ((struct mrc_bpf_mon *)mon)->skel;
+	set = ((struct mrc_bpf_mon *)mon)->set;
 	if (area == MAP_FAILED || !ws) {
 		fprintf(stderr, "mrc-bpf-bench: out of memory\n");
 		return 1;
 	}
 	for (int c = 0; c < ncounts; c++) {
-		struct mrc_bpf_stats *st = &((struct mrc_bpf_mon *)mon)->ix.ctl->stats;
+		struct mrc_bpf_stats *st = &set->ix.ctl->stats;
 		struct mrc_bpf_stats st0;
 		uint64_t t0 = now_ns();
 		unsigned long added = counts[c] > have ? counts[c] - have : 0;
@@ -356,15 +279,15 @@ static int bench(const struct bench_args *args)
 		}
 		rows[c].watch = added ? (double)(now_ns() - t0) / (double)added : 0;
 		st0 = *st;
-		if (compare(mon, skel, &rows[c].base, &rows[c].r)) {
+		if (compare(mon, set, &rows[c].base, &rows[c].r)) {
 			fprintf(stderr, "mrc-bpf-bench: re-attaching failed\n");
 			return 1;
 		}
-		ring_buffer__consume(((struct mrc_bpf_mon *)mon)->rb);
+		mrc_bpf_route(set);
 		rows[c].cells = (double)(st->cells - st0.cells) /
 				(double)(st->calls - st0.calls + !(st->calls - st0.calls));
 	}
-	variant = mrc_bpf_variant_name(((struct mrc_bpf_mon *)mon)->variant);
+	variant = mrc_bpf_variant_name(set->variant);
 	for (unsigned long i = 0; i < have; i++)
 		mrc_bpf_unwatch(mon, &ws[i]);
 	mrc_monitor_bpf_ops.stop(mon);
