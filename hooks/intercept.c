@@ -58,6 +58,7 @@ static void forget_caches_in_child(void)
 
 __attribute__((constructor)) static void hooks_init(void)
 {
+	__atomic_store_n(&hooks_loaded, 1, __ATOMIC_RELEASE);
 	pthread_atfork(NULL, NULL, forget_caches_in_child);
 }
 

@@ -15,7 +15,9 @@
  *                               discards the heap's top
  *                               with MADV_DONTNEED or unmaps the heap
  *   malloc_trim()               the whole main heap and every thread heap
- *                               seen so far (it discards free pages anywhere)
+ *                               seen so far (it discards free pages anywhere):
+ *                               those of trimming frees, and of every watch
+ *                               (a block freed without a trim is there too)
  *
  * Chunks are decoded only when the next free() is glibc's own.  With
  * another allocator (a sanitizer's, jemalloc...) free() and realloc()
@@ -31,6 +33,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "hooks.h"
 
@@ -54,8 +57,13 @@ extern void *__sbrk(intptr_t increment);
  * fastbin (the largest fastbin chunk under the default M_MXFAST). */
 #define FASTBIN_MAX		(64 * sizeof(size_t) / 4)
 
-#define SEEN_HEAPS 64
-static uintptr_t seen_heaps[SEEN_HEAPS];	/* atomic: thread heaps met */
+/* Thread heaps met, in claim order; a claim past the end sets
+ * heaps_overflow and malloc_trim() then invalidates everything.  (8
+ * arenas per core, each of one heap or more: 1024 is 128 cores' worth.) */
+#define SEEN_HEAPS 1024
+static uintptr_t seen_heaps[SEEN_HEAPS];	/* atomic; 0: claimed, not yet set */
+static unsigned seen_claimed;	/* atomic: slots claimed */
+static int heaps_overflow;	/* atomic */
 static uintptr_t brk_high;	/* atomic: highest break seen */
 static uintptr_t main_heap_lo;	/* atomic: lowest break seen */
 
@@ -180,19 +188,73 @@ static void note_break(uintptr_t brk)
 		;
 }
 
+static unsigned heaps_seen(void)
+{
+	unsigned n = __atomic_load_n(&seen_claimed, __ATOMIC_ACQUIRE);
+
+	return n < SEEN_HEAPS ? n : SEEN_HEAPS;
+}
+
+static int heap_known(uintptr_t heap)
+{
+	for (unsigned i = 0, n = heaps_seen(); i < n; i++)
+		if (__atomic_load_n(&seen_heaps[i], __ATOMIC_RELAXED) == heap)
+			return 1;
+	return 0;
+}
+
+/* Two threads adding the same heap at once may both claim a slot: a
+ * duplicate costs a second report of the same range, nothing else. */
 static void note_heap(uintptr_t heap)
 {
-	for (unsigned i = 0; i < SEEN_HEAPS; i++) {
-		uintptr_t cur = __atomic_load_n(&seen_heaps[i], __ATOMIC_RELAXED);
+	unsigned i;
 
-		if (cur == heap)
-			return;
-		if (!cur && __atomic_compare_exchange_n(&seen_heaps[i], &cur, heap, 0,
-							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return;
-		if (cur == heap)
-			return;
-	}
+	if (heap_known(heap))
+		return;
+	i = __atomic_fetch_add(&seen_claimed, 1, __ATOMIC_ACQ_REL);
+	if (i < SEEN_HEAPS)
+		__atomic_store_n(&seen_heaps[i], heap, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&heaps_overflow, 1, __ATOMIC_RELEASE);
+}
+
+/* glibc's heap_info, at the start of every thread heap (malloc/arena.c,
+ * stable since 2.3; later fields left out). */
+struct heap_head {
+	void *ar_ptr;		/* its arena */
+	uintptr_t prev;		/* the arena's previous heap, or 0 */
+	size_t size, mprotect_size;
+};
+
+/* Does a thread heap start at `heap` (HEAP_MAX aligned)?  Read with
+ * process_vm_readv, which fails cleanly where nothing readable is mapped;
+ * where that call is refused (seccomp), assume so: a heap too many only
+ * widens malloc_trim's report. */
+static int is_thread_heap(uintptr_t heap)
+{
+	struct heap_head h;
+	struct iovec local = { &h, sizeof(h) }, remote = { (void *)heap, sizeof(h) };
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return errno != EFAULT && errno != ESRCH;
+	return n == sizeof(h) && h.ar_ptr && !((uintptr_t)h.ar_ptr & 7) &&
+	       !(h.prev & (HEAP_MAX - 1)) && h.size && h.size <= h.mprotect_size &&
+	       h.mprotect_size <= HEAP_MAX;
+}
+
+/* A range about to be watched may lie in a thread heap that no trimming
+ * free has shown: a block freed there without a trim is discarded by the
+ * next malloc_trim() all the same. */
+static void note_heap_of(uintptr_t addr)
+{
+	uintptr_t heap = addr & ~(HEAP_MAX - 1);
+
+	if (addr >= __atomic_load_n(&main_heap_lo, __ATOMIC_RELAXED) &&
+	    addr < __atomic_load_n(&brk_high, __ATOMIC_RELAXED))
+		return;		/* the brk heap */
+	if (!heap_known(heap) && is_thread_heap(heap))
+		note_heap(heap);
 }
 
 /* Could freeing this chunk make glibc trim?  Only if the chunk and its
@@ -346,8 +408,13 @@ __attribute__((weak)) int malloc_trim(size_t pad)
 	hooks_report(__atomic_load_n(&main_heap_lo, __ATOMIC_RELAXED),
 		     __atomic_load_n(&brk_high, __ATOMIC_RELAXED), MRCACHE_CAUSE_DISCARD);
 	note_break(current_break());
-	for (unsigned i = 0; i < SEEN_HEAPS; i++) {
-		uintptr_t h = __atomic_load_n(&seen_heaps[i], __ATOMIC_RELAXED);
+	if (__atomic_load_n(&heaps_overflow, __ATOMIC_ACQUIRE)) {
+		/* Heaps beyond the table: any range may have been one. */
+		hooks_report(0, UINTPTR_MAX, MRCACHE_CAUSE_DISCARD);
+		return rc;
+	}
+	for (unsigned i = 0, n = heaps_seen(); i < n; i++) {
+		uintptr_t h = __atomic_load_n(&seen_heaps[i], __ATOMIC_ACQUIRE);
 
 		if (h)
 			hooks_report(h, h + HEAP_MAX, MRCACHE_CAUSE_DISCARD);
@@ -360,4 +427,14 @@ void hooks_malloc_note_heap(uintptr_t heap_lo)
 	if (heap_lo)
 		note_break(heap_lo);
 	note_break(current_break());
+}
+
+void hooks_malloc_note_watch(uintptr_t start, uintptr_t end)
+{
+	note_break(current_break());
+	if (end <= start || !hooks_malloc_is_glibc())
+		return;
+	note_heap_of(start);
+	if (((end - 1) ^ start) & ~(HEAP_MAX - 1))
+		note_heap_of(end - 1);
 }

@@ -40,6 +40,11 @@ static inline void hooks_probe_note(void)
 		__atomic_fetch_add(&hooks_probe_hits, 1, __ATOMIC_RELAXED);
 }
 
+/* Set by libmrcache-hooks' constructor: the library is in the process.
+ * A linker with --as-needed drops it from a program that calls none of
+ * its functions itself, and the monitor's message must say so. */
+extern int hooks_loaded;
+
 /* The next definition of `name` after libmrcache's, cached in *slot;
  * NULL when there is none (a fully static program). */
 void *hooks_next(void **slot, const char *name);
@@ -63,8 +68,12 @@ int hooks_interposed(void);
 /* The free() side: decode glibc's chunk header (hooks/malloc.c). */
 int hooks_malloc_is_glibc(void);
 /* Record the main heap's extent: its start (0 if unknown) and the current
- * break.  Called at start and at every watch, so that every registration
- * in the brk heap lies below the highest break a trim is compared with. */
+ * break.  Called at start; hooks_malloc_note_watch() notes the break at
+ * every watch, so that every registration in the brk heap lies below the
+ * highest break a trim is compared with. */
 void hooks_malloc_note_heap(uintptr_t heap_lo);
+/* The same at every watch, plus the thread heap [start, end) lies in, if
+ * any, for malloc_trim(). */
+void hooks_malloc_note_watch(uintptr_t start, uintptr_t end);
 
 #endif

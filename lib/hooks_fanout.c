@@ -12,6 +12,7 @@ struct hooks_fanout hooks_caches;
 struct hooks_fanout hooks_uffd_caches;
 int hooks_probing;
 unsigned hooks_probe_hits;
+int hooks_loaded;
 
 int hooks_fanout_add(struct hooks_fanout *f, struct mrcache *cache)
 {
@@ -39,7 +40,7 @@ void hooks_fanout_remove(struct hooks_fanout *f, int slot, struct mrcache *cache
 		return;
 	__atomic_fetch_sub(&f->active, 1, __ATOMIC_SEQ_CST);
 	/* A notifier that saw the old pointer is inside mrc_cache_unmapped(),
-	 * which only takes a leaf spinlock: the wait is short. */
+	 * which takes no lock: the wait is short. */
 	while (__atomic_load_n(&f->busy[slot], __ATOMIC_SEQ_CST))
 		sched_yield();
 }

@@ -7,8 +7,9 @@
  * Starting it is one atomic store into that table: nothing is patched, so
  * it is safe while other threads run.  A start first checks that calls
  * made from the application's side really reach libmrcache's definitions
- * (they do not when libmrcache was dlopen()ed with RTLD_LOCAL, or when
- * libc was found first); it fails with -ENOTSUP otherwise.
+ * (they do not when libmrcache-hooks is not loaded, when it was dlopen()ed,
+ * or when libc was found first); it fails with -ENOTSUP otherwise, saying
+ * which (libmrcache-hooks' constructor sets hooks_loaded).
  *
  * Words are user-side: mrc_cache_unmapped() clears them in the unmapping
  * thread after the real call returns.  watch() waits for nothing: an unmap
@@ -30,6 +31,7 @@
  * preloads to use this monitor: weak, so libmrcache works without it. */
 #pragma weak hooks_malloc_is_glibc
 #pragma weak hooks_malloc_note_heap
+#pragma weak hooks_malloc_note_watch
 
 static void note_heap(uintptr_t heap_lo)
 {
@@ -105,16 +107,28 @@ int hooks_interposed(void)
 	return probe_result;
 }
 
+static void explain(int level)
+{
+	if (!__atomic_load_n(&hooks_loaded, __ATOMIC_ACQUIRE))
+		mrc_log(level, "monitor hooks: libmrcache-hooks is not loaded in this "
+			"process (a linker with --as-needed drops it from a program "
+			"that calls none of its functions itself): link it with "
+			"`pkg-config --libs mrcache-hooks` or with -Wl,--push-state,"
+			"--no-as-needed -lmrcache-hooks -Wl,--pop-state, or run with "
+			"LD_PRELOAD=libmrcache-hooks.so");
+	else
+		mrc_log(level, "monitor hooks: libmrcache-hooks is loaded, but munmap() "
+			"does not reach it (it was loaded with dlopen(), or after libc): "
+			"link the program with it, or run with "
+			"LD_PRELOAD=libmrcache-hooks.so");
+}
+
 static int hooks_start(struct mrcache *cache, struct mrc_monitor **out)
 {
 	struct hooks_monitor *m;
 
 	if (hooks_interposed()) {
-		mrc_log(cache->cfg.monitor == MRCACHE_MONITOR_HOOKS ? 0 : 1,
-			"monitor hooks: munmap() does not reach libmrcache-hooks "
-			"(link the program with -lmrcache-hooks before -lmrcache, or "
-			"LD_PRELOAD libmrcache-hooks.so; a dlopen()ed copy cannot "
-			"interpose)");
+		explain(cache->cfg.monitor == MRCACHE_MONITOR_HOOKS ? 0 : 1);
 		return probe_result;
 	}
 	m = calloc(1, sizeof(*m));
@@ -143,7 +157,8 @@ static int hooks_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 {
 	uint64_t gen = __atomic_add_fetch(&hooks_generation, 1, __ATOMIC_RELAXED);
 
-	note_heap(0);
+	if (hooks_malloc_note_watch)
+		hooks_malloc_note_watch(start, end);
 	w->expected = MRC_WORD(gen);
 	w->token = 0;
 	w->word = &w->local;

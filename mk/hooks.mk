@@ -5,3 +5,21 @@
 # so TSan sees its synchronisation.
 HOOKS_NOSAN_OBJ := $(BUILD)/hooks/malloc.o $(BUILD)/hooks/intercept.o
 $(HOOKS_NOSAN_OBJ): CFLAGS += $(if $(SAN),-fno-sanitize=all)
+
+# test-hooks-as-needed runs one program linked against the shared libraries
+# three ways: as the README once said (-lmrcache-hooks before -lmrcache)
+# under --as-needed, which drops libmrcache-hooks from a program that calls
+# none of its functions; with the link line the README and mrcache-hooks.pc
+# give now; and without libmrcache-hooks at all.
+HOOKS_LINK_PROGS := $(addprefix $(BUILD)/tests/hooks-link-,as-needed fixed none)
+HOOKS_LINK_FLAGS_as-needed := -Wl,--as-needed -lmrcache-hooks -lmrcache
+HOOKS_LINK_FLAGS_fixed := -Wl,--as-needed -Wl,--push-state,--no-as-needed \
+	-lmrcache-hooks -Wl,--pop-state -lmrcache
+HOOKS_LINK_FLAGS_none := -lmrcache
+# (This file is read before the Makefile names LIB_SO and HOOKS_SO.)
+$(HOOKS_LINK_PROGS): $(BUILD)/tests/hooks-link-%: tests/hooks-link-prog.c \
+		$(BUILD)/libmrcache.so.$(SOVERSION) $(BUILD)/libmrcache-hooks.so.$(SOVERSION)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) \
+	  -Wl,-rpath,$(abspath $(BUILD)) $(HOOKS_LINK_FLAGS_$*) $(LDFLAGS) -ldl
+$(BUILD)/tests/test-hooks-as-needed: $(HOOKS_LINK_PROGS)
