@@ -16,6 +16,15 @@
  * same cache from there (get, put, invalidate, flush, progress, destroy,
  * stats_get/print) returns -EDEADLK and does nothing.  Another cache may
  * be used from a callback.
+ *
+ * The ABI can grow (docs/api.md): the structs a program hands over or
+ * reads back (struct mrcache_config, struct mrcache_stats) travel with the
+ * size the program was compiled with.  The inline functions below pass
+ * sizeof for you; the library treats the fields a smaller (older) struct
+ * lacks as 0, which is every new field's default, fills only the bytes a
+ * struct has, and refuses a larger (newer) struct whose extra bytes it
+ * does not know unless they are all 0 (-E2BIG), as the kernel's
+ * copy_struct_from_user() does for clone3() and openat2().
  */
 #ifndef MRCACHE_H
 #define MRCACHE_H
@@ -37,7 +46,7 @@ extern "C" {
 
 /* The version of the library running, "MAJOR.MINOR.PATCH": the one the
  * program was built against (MRCACHE_VERSION) or, for a shared library
- * upgraded since, a later one of the same soname. */
+ * upgraded since, a later one of the same soname.  Never fails. */
 const char *mrcache_version(void);
 
 struct mrcache;
@@ -68,7 +77,8 @@ enum mrcache_monitor_kind {
 	MRCACHE_MONITOR_COUNT_
 };
 
-/* Why a registration stopped matching the address space. */
+/* Why a registration stopped matching the address space.  Causes may be
+ * added, up to MRCACHE_CAUSE_MAX: struct mrcache_stats has room for them. */
 enum mrcache_cause {
 	MRCACHE_CAUSE_MANUAL = 0,	/* mrcache_invalidate() */
 	MRCACHE_CAUSE_UNMAP = 1,	/* munmap, MAP_FIXED over, shmdt, brk shrink */
@@ -79,6 +89,7 @@ enum mrcache_cause {
 	MRCACHE_CAUSE_OTHER = 6,	/* anything else the monitor could not name */
 	MRCACHE_CAUSE_COUNT_
 };
+#define MRCACHE_CAUSE_MAX	16
 
 /* Config flags. */
 #define MRCACHE_FLAG_NO_MERGE	(1u << 0) /* never widen a registration to
@@ -90,9 +101,13 @@ enum mrcache_cause {
  * Callback backend: how a communication library plugs in its own
  * registration.  reg() pins [addr, addr+len) and returns an opaque handle
  * and a key (an lkey, an index...); dereg() undoes it.  Both return 0 or
- * -errno; -ENOMEM, -ENOSPC and -EAGAIN mean "out of resources" and make
- * the cache evict unused regions and retry.  Both run under the cache's
- * lock: a call back into the same cache returns -EDEADLK.
+ * -errno; -ENOMEM, -ENOSPC, -EAGAIN, -EMFILE and -ENFILE mean "out of
+ * resources" and make the cache evict unused regions and retry; any other
+ * code reaches the caller of mrcache_get() as it is, and a positive return
+ * becomes -EPROTO.  Both run in the thread that called the cache (get,
+ * put, invalidate, flush, progress, destroy), never inside a monitor's
+ * callback or an unmapping call, with the cache's lock held: a call back
+ * into the same cache returns -EDEADLK.
  */
 struct mrcache_backend_ops {
 	int (*reg)(void *arg, void *addr, size_t len, unsigned access,
@@ -100,13 +115,18 @@ struct mrcache_backend_ops {
 	int (*dereg)(void *arg, void *handle);
 };
 
-/* Called after regions were invalidated by the monitor or by hand.  This
- * and on_evict run under the cache's lock (calls on it give -EDEADLK). */
+/* Called after regions were invalidated, by the monitor or by hand, once
+ * per region in the thread that reclaims it: the next cache call after the
+ * unmapping (get, put, progress, invalidate, flush, destroy), never inside
+ * the unmapping call itself.  This and on_evict run under the cache's lock
+ * (calls on it give -EDEADLK). */
 typedef void (*mrcache_invalidate_fn)(void *arg, uintptr_t start,
 				      uintptr_t end, enum mrcache_cause cause);
-/* Called when an unused region is evicted to respect the limits. */
+/* Called when an unused region is evicted to respect the limits, in the
+ * thread whose get needed the room. */
 typedef void (*mrcache_evict_fn)(void *arg, uintptr_t start, uintptr_t end);
 
+/* Fields are only ever appended; 0 is every new field's default. */
 struct mrcache_config {
 	enum mrcache_backend_kind backend;
 	enum mrcache_monitor_kind monitor;
@@ -129,41 +149,112 @@ struct mrcache_config {
 	void *cb_arg;
 };
 
-/* Fill *cfg with defaults: callbacks backend, auto monitor, no limits. */
-void mrcache_config_init(struct mrcache_config *cfg);
+/* The sized entry points: size is sizeof(*cfg) as the caller compiled it.
+ * Use the inline functions below.
+ * config_init_sized: 0, or -EINVAL when cfg is NULL or size is smaller
+ * than the first struct mrcache_config (0.1.0's).
+ * create_sized: see mrcache_create(); also -EINVAL for such a size, and
+ * -E2BIG for a larger one with a non-zero byte this library does not know.
+ * config_get_sized: see mrcache_config_get(); fills min(size, the
+ * library's size) bytes, zeroes the rest, returns the bytes filled. */
+int mrcache_config_init_sized(struct mrcache_config *cfg, size_t size);
+int mrcache_create_sized(const struct mrcache_config *cfg, size_t size,
+			 struct mrcache **out);
+int mrcache_config_get_sized(struct mrcache *cache, struct mrcache_config *cfg,
+			     size_t size);
 
-int mrcache_create(const struct mrcache_config *cfg, struct mrcache **out);
-/* -EBUSY (and nothing freed) while regions are still referenced. */
+/* Fill *cfg with defaults: callbacks backend, auto monitor, no limits. */
+static inline void mrcache_config_init(struct mrcache_config *cfg)
+{
+	(void)mrcache_config_init_sized(cfg, sizeof(*cfg));
+}
+
+/*
+ * Create a cache: open the backend, then start the monitor.  The
+ * MRCACHE_* variables override *cfg unless cfg->flags has
+ * MRCACHE_FLAG_NO_ENV; they are read here, once.
+ * Errors: -EINVAL (cfg or out NULL; unknown backend, monitor or flags; the
+ * backend's ops, ring or pd missing; a bad MRCACHE_* value, with a
+ * message), -ENOMEM, the backend's: -EINVAL (uring_slots above 16384),
+ * -EBUSY (the ring already has buffers), -ENOTSUP (verbs: no libibverbs),
+ * and the monitor's: -ENODEV, -EACCES (kernel: no /dev/mrmon, or not
+ * allowed), -EPROTONOSUPPORT (module of another ABI), -EPERM (bpf: no
+ * CAP_BPF and CAP_PERFMON; uffd: not permitted), -ENOSYS (uffd: no
+ * userfaultfd), -ENOTSUP (a monitor this build or kernel lacks; hooks: the
+ * interposed calls are not reached; auto: none started), -ENOSPC (hooks:
+ * too many caches), or any other errno the monitor's system calls give.
+ */
+static inline int mrcache_create(const struct mrcache_config *cfg, struct mrcache **out)
+{
+	return mrcache_create_sized(cfg, sizeof(*cfg), out);
+}
+
+/* The configuration in effect: the program's, with the MRCACHE_* variables
+ * applied, and `monitor` the one running (never AUTO).  Works in a forked
+ * child too.  Errors: -EINVAL (cache or cfg NULL). */
+static inline int mrcache_config_get(struct mrcache *cache, struct mrcache_config *cfg)
+{
+	int rc = mrcache_config_get_sized(cache, cfg, sizeof(*cfg));
+
+	return rc < 0 ? rc : 0;
+}
+
+/* Stop the monitor, deregister every region, free the cache.  A forked
+ * child's copy is freed without touching the parent's registrations.
+ * Errors: -EINVAL (NULL), -EBUSY (regions still held: nothing freed),
+ * -EDEADLK (from a callback of this cache). */
 int mrcache_destroy(struct mrcache *cache);
 
 /*
  * Return a referenced region covering [addr, addr+len) with at least
  * `access`.  The region stays registered until mrcache_put(), even if the
  * memory is unmapped meanwhile (it is then never handed out again).
+ * Errors: -EINVAL (cache, addr or out NULL, len 0, the range wraps, access
+ * has unknown bits), -ECHILD (cache created before a fork, called in the
+ * child), -EDEADLK (from a callback of this cache), -ENOMEM, -EAGAIN (the
+ * range kept being unmapped while it was registered; or the backend's,
+ * nothing left to evict), -EFAULT (not mapped: uffd watch, uring), the
+ * kernel monitor's -ENOSPC and -EDQUOT (watch limits), -EOPNOTSUPP (uffd:
+ * a mapping it cannot watch, and hooks not linked), and the backend's:
+ * -ENOSPC, -ENOMEM, -EMFILE, -ENFILE (after evicting all it could), -E2BIG
+ * (uring: over 1 GiB), -EEXIST (uring: another thread of a single-issuer
+ * ring), -EPROTO (a callback returned a positive value), or any code a
+ * callback or ibv_reg_mr returns.
  */
 int mrcache_get(struct mrcache *cache, const void *addr, size_t len,
 		unsigned access, struct mrcache_region **out);
-/* Drop the reference a get returned.  -EINVAL, and nothing changes, when
- * `region` is not one this cache handed out (another cache's region, or
- * no region at all) or is not held. */
+/* Drop the reference a get returned; an invalidated region is deregistered
+ * at its last put.  Errors: -EINVAL, and nothing changes, when cache or
+ * region is NULL or `region` is not one this cache handed out (another
+ * cache's region, or no region at all) or is not held; -ECHILD, -EDEADLK
+ * as for mrcache_get(). */
 int mrcache_put(struct mrcache *cache, struct mrcache_region *region);
 
+/* A region's registered range (page aligned, possibly wider than the get
+ * asked for) and registration.  NULL or 0 for a NULL region; no errors. */
 void *mrcache_region_addr(const struct mrcache_region *region);
 size_t mrcache_region_length(const struct mrcache_region *region);
 /* Backend key: io_uring buffer index, ibverbs lkey, callback key. */
 uint64_t mrcache_region_key(const struct mrcache_region *region);
 /* Backend handle: struct ibv_mr *, or the callback's handle. */
 void *mrcache_region_handle(const struct mrcache_region *region);
+/* ibverbs rkey; 0 for the other backends. */
 uint32_t mrcache_region_rkey(const struct mrcache_region *region);
 
-/* Drop every registration overlapping [addr, addr+len); returns the count. */
+/* Drop every registration overlapping [addr, addr+len); returns the count.
+ * Errors: -EINVAL (cache or addr NULL, len 0, the range wraps), -ECHILD,
+ * -EDEADLK as for mrcache_get(). */
 int mrcache_invalidate(struct mrcache *cache, const void *addr, size_t len);
-/* Deregister every unused region; returns the count. */
+/* Deregister every unused region; returns the count.
+ * Errors: -EINVAL (NULL), -ECHILD, -EDEADLK. */
 int mrcache_flush(struct mrcache *cache);
 /* Reclaim regions invalidated by the monitor now rather than at the next
- * call; returns the count.  Safe to call from a progress loop. */
+ * call; returns the count.  Safe to call from a progress loop.
+ * Errors: -EINVAL (NULL), -ECHILD, -EDEADLK. */
 int mrcache_progress(struct mrcache *cache);
 
+/* Counters are only ever appended; a cause added later counts in its own
+ * invalidations[] entry (entries past MRCACHE_CAUSE_COUNT_ read 0). */
 struct mrcache_stats {
 	uint64_t hits;			/* request equal to a cached region */
 	uint64_t subrange_hits;		/* request strictly inside one */
@@ -171,7 +262,7 @@ struct mrcache_stats {
 	uint64_t registrations;		/* backend reg calls that succeeded */
 	uint64_t registration_failures;
 	uint64_t deregistrations;
-	uint64_t invalidations[MRCACHE_CAUSE_COUNT_]; /* regions, by cause */
+	uint64_t invalidations[MRCACHE_CAUSE_MAX]; /* regions, by cause */
 	uint64_t evictions;
 	uint64_t uncached;		/* handed out uncached: all in use */
 	uint64_t merges;		/* regions widened over a neighbour */
@@ -183,9 +274,22 @@ struct mrcache_stats {
 	enum mrcache_monitor_kind monitor; /* the monitor in use */
 };
 
-int mrcache_stats_get(struct mrcache *cache, struct mrcache_stats *stats);
-int mrcache_stats_print(struct mrcache *cache, FILE *out);
+/* Fills min(size, the library's size) bytes of *stats, zeroes the rest
+ * (counters a newer program knows and this library does not: 0) and
+ * returns the bytes filled.  Errors as for mrcache_stats_get(). */
+int mrcache_stats_get_sized(struct mrcache *cache, struct mrcache_stats *stats,
+			    size_t size);
 
+/* A snapshot of the counters.  Errors: -EINVAL (NULL), -EDEADLK. */
+static inline int mrcache_stats_get(struct mrcache *cache, struct mrcache_stats *stats)
+{
+	int rc = mrcache_stats_get_sized(cache, stats, sizeof(*stats));
+
+	return rc < 0 ? rc : 0;
+}
+
+/* The counters, in lines for people.  Errors: -EINVAL (NULL), -EDEADLK. */
+int mrcache_stats_print(struct mrcache *cache, FILE *out);
 /*
  * Messages.  Errors a user must see (MRCACHE_LOG_ERROR) go to stderr,
  * prefixed "mrcache: "; debug messages (which monitor `auto` chose and why
@@ -208,10 +312,21 @@ int mrcache_stats_print(struct mrcache *cache, FILE *out);
 typedef void (*mrcache_log_fn)(void *arg, int level, const char *msg);
 int mrcache_set_log(mrcache_log_fn fn, void *arg, int level);
 
+/* "auto", "none", "kernel", "bpf", "uffd", "hooks"; "invalid" for a value
+ * outside the enum.  Never fails. */
 const char *mrcache_monitor_name(enum mrcache_monitor_kind kind);
-/* Parse "auto", "none", "kernel", "bpf", "uffd", "hooks"; -EINVAL else. */
+/* Parse "auto", "none", "kernel", "bpf", "uffd", "hooks"; -EINVAL for
+ * anything else or a NULL argument. */
 int mrcache_monitor_parse(const char *name, enum mrcache_monitor_kind *out);
+/* "manual", "unmap", ...; "invalid" outside the enum.  Never fails. */
 const char *mrcache_cause_name(enum mrcache_cause cause);
+
+/* The index-th MRCACHE_* variable the library reads (0, 1, ... in name
+ * order): its name, its default as a user would write it, and what it
+ * does, in one line; each pointer may be NULL, the strings are static.
+ * For tools such as mrcache-info.  0, or -ENOENT past the last one. */
+int mrcache_env_describe(unsigned index, const char **name, const char **def,
+			 const char **help);
 
 #ifdef __cplusplus
 }

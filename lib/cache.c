@@ -788,7 +788,7 @@ static void cache_free(struct mrcache *c)
 	free(c);
 }
 
-int mrcache_create(const struct mrcache_config *cfg, struct mrcache **out)
+int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 {
 	struct mrcache *c;
 	int rc;
@@ -838,7 +838,6 @@ static int regions_in_use(const struct mrcache *c)
 
 int mrcache_destroy(struct mrcache *c)
 {
-	const char *env;
 	int rc;
 
 	if (!c)
@@ -861,8 +860,7 @@ int mrcache_destroy(struct mrcache *c)
 	}
 	flush_locked(c);
 	mrc_cache_unlock(c);
-	env = getenv("MRCACHE_STATS");
-	if (env && *env && strcmp(env, "0") != 0 && !(c->cfg.flags & MRCACHE_FLAG_NO_ENV))
+	if (c->cfg.flags & MRC_FLAG_STATS_AT_DESTROY)
 		mrcache_stats_print(c, stderr);
 	c->monitor->ops->stop(c->monitor);
 	c->backend->ops->close(c->backend);

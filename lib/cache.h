@@ -4,6 +4,7 @@
 #define MRC_CACHE_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "backend.h"
 #include "index.h"
@@ -85,11 +86,17 @@ void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
 int mrc_cache_drain_locked(struct mrcache *c);
 int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r);
 
+/* cache.c: mrcache_create() for a config of this library's size. */
+int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out);
+
 /* config.c: check *in and apply the MRCACHE_* variables to *out; 0 or
- * -EINVAL.  The environment is read once, here: MRCACHE_FLAG_NO_ENV is set
- * on *out unless MRCACHE_STATS asks for the statistics at destroy, the one
- * variable mrcache_destroy() reads again (lib/cache.c), so that every false
- * spelling of it ("no", "off"...) means what "0" means. */
+ * -EINVAL.  The environment is read once, here: what MRCACHE_STATS said
+ * becomes a flag of the resolved config that mrcache_destroy() obeys. */
 int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out);
+/* The first struct mrcache_config (0.1.0's): every later one starts so. */
+#define MRC_CONFIG_SIZE_VER0	(offsetof(struct mrcache_config, cb_arg) + sizeof(void *))
+/* A resolved config's flag, outside MRCACHE_FLAG_ALL: print the
+ * statistics at mrcache_destroy() (MRCACHE_STATS was true at create). */
+#define MRC_FLAG_STATS_AT_DESTROY	(1u << 31)
 
 #endif

@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.c - defaults, checks, and the MRCACHE_* environment variables.
+ * config.c - struct mrcache_config across the ABI, defaults, checks, and
+ * the MRCACHE_* environment variables.
+ *
+ * The struct travels with the size its program was compiled with
+ * (docs/api.md): fields are only appended, a smaller struct reads as if
+ * the missing fields were 0, and a larger one is accepted only when the
+ * bytes this library does not know are 0 (copy_struct_from_user()'s rule).
  *
  * Precedence: an environment variable overrides the program's config, so
  * an administrator can change the monitor or the limits without rebuilding;
@@ -8,18 +14,60 @@
  * the values read: lib/env.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cache.h"
 #include "env.h"
 
-void mrcache_config_init(struct mrcache_config *cfg)
+int mrcache_config_init_sized(struct mrcache_config *cfg, size_t size)
 {
-	if (!cfg)
-		return;
-	memset(cfg, 0, sizeof(*cfg));
+	if (!cfg || size < MRC_CONFIG_SIZE_VER0)
+		return -EINVAL;
+	memset(cfg, 0, size);
 	cfg->backend = MRCACHE_BACKEND_CALLBACKS;
 	cfg->monitor = MRCACHE_MONITOR_AUTO;
+	return 0;
+}
+
+/* The caller's struct, of `size` bytes, as this library's. */
+static int config_copy_in(struct mrcache_config *to, const struct mrcache_config *from,
+			  size_t size)
+{
+	const unsigned char *tail = (const unsigned char *)from;
+
+	if (!from || size < MRC_CONFIG_SIZE_VER0)
+		return -EINVAL;
+	for (size_t i = sizeof(*to); i < size; i++)
+		if (tail[i])
+			return -E2BIG;
+	memset(to, 0, sizeof(*to));
+	memcpy(to, from, size < sizeof(*to) ? size : sizeof(*to));
+	return 0;
+}
+
+int mrcache_create_sized(const struct mrcache_config *cfg, size_t size,
+			 struct mrcache **out)
+{
+	struct mrcache_config full;
+	int rc = config_copy_in(&full, cfg, size);
+
+	return rc ? rc : mrc_cache_create(&full, out);
+}
+
+int mrcache_config_get_sized(struct mrcache *c, struct mrcache_config *cfg, size_t size)
+{
+	struct mrcache_config now;
+	size_t n = size < sizeof(now) ? size : sizeof(now);
+
+	if (!c || !cfg)
+		return -EINVAL;
+	now = c->cfg;
+	now.flags &= MRCACHE_FLAG_ALL;
+	now.monitor = c->monitor->ops->kind;
+	memcpy(cfg, &now, n);
+	memset((char *)cfg + n, 0, size - n);
+	return (int)n;
 }
 
 /* MRCACHE_BPF_VARIANT is read where the programs load
@@ -75,9 +123,8 @@ static int apply_env(struct mrcache_config *cfg)
 		rc = -EINVAL;
 	if (check_bpf_variant())
 		rc = -EINVAL;
-	/* See mrc_config_resolve() in cache.h. */
-	if (!stats)
-		cfg->flags |= MRCACHE_FLAG_NO_ENV;
+	if (stats)
+		cfg->flags |= MRC_FLAG_STATS_AT_DESTROY;
 	return rc;
 }
 

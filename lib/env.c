@@ -21,16 +21,46 @@
 #include <strings.h>
 #include <unistd.h>
 #include "env.h"
+#include "mrcache.h"
 #include "monitor.h"	/* mrc_log */
 
 #define PREFIX "MRCACHE_"
 
-/* Every variable the library reads, documented in README.md's table. */
-static const char *const known[] = {
-	"MRCACHE_BPF_VARIANT", "MRCACHE_DEBUG", "MRCACHE_LOG_LEVEL", "MRCACHE_MAX_BYTES",
-	"MRCACHE_MAX_REGIONS", "MRCACHE_MONITOR", "MRCACHE_PROF", "MRCACHE_STATS",
+/* Every variable the library reads, in name order, documented in
+ * README.md's table and mrcache(7) (tests/test-env-documented.c). */
+static const struct {
+	const char *name, *def, *help;
+} known[] = {
+	{ "MRCACHE_BPF_VARIANT", "",
+	  "zap or syscall: force the bpf monitor's variant, no fallback (unset: zap, else syscall)" },
+	{ "MRCACHE_DEBUG", "0", "boolean: true means MRCACHE_LOG_LEVEL=1" },
+	{ "MRCACHE_LOG_LEVEL", "error",
+	  "0/error, 1/debug (monitor choice, variables read), 2/trace (also libbpf, refused registrations)" },
+	{ "MRCACHE_MAX_BYTES", "unlimited",
+	  "a size: most bytes cached (0 or unlimited: no limit); overrides max_bytes" },
+	{ "MRCACHE_MAX_REGIONS", "unlimited",
+	  "a count: most regions cached (0 or unlimited: no limit); overrides max_regions" },
+	{ "MRCACHE_MONITOR", "auto",
+	  "auto, kernel, bpf, uffd, hooks or none; overrides the config's monitor" },
+	{ "MRCACHE_PROF", "",
+	  "prefix: write latency histograms to prefix.<pid>.json at exit (for mrc-prof)" },
+	{ "MRCACHE_STATS", "0", "boolean: print the statistics when a cache is destroyed" },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
+
+int mrcache_env_describe(unsigned index, const char **name, const char **def,
+			 const char **help)
+{
+	if (index >= NKNOWN)
+		return -ENOENT;
+	if (name)
+		*name = known[index].name;
+	if (def)
+		*def = known[index].def;
+	if (help)
+		*help = known[index].help;
+	return 0;
+}
 
 int mrc_parse_bool(const char *s, int *out)
 {
@@ -130,7 +160,7 @@ int mrc_env_size(const char *name, size_t *out)
 static int is_known(const char *var, size_t namelen)
 {
 	for (size_t i = 0; i < NKNOWN; i++)
-		if (strlen(known[i]) == namelen && !strncmp(var, known[i], namelen))
+		if (strlen(known[i].name) == namelen && !strncmp(var, known[i].name, namelen))
 			return 1;
 	return 0;
 }
@@ -161,7 +191,7 @@ static void warn_unknown(const char *names)
 		return;
 	list[0] = 0;
 	for (size_t i = 0; i < NKNOWN; i++)
-		len = append(list, sizeof(list), len, ", ", known[i], strlen(known[i]));
+		len = append(list, sizeof(list), len, ", ", known[i].name, strlen(known[i].name));
 	mrc_log(0, "ignoring unknown variable(s) %s; the variables mrcache reads are %s",
 		names, list);
 }

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* stats.c - the statistics snapshot and its printed form. */
+/*
+ * stats.c - the statistics snapshot and its printed form.
+ *
+ * The snapshot is copied out to the size the program's struct has
+ * (docs/api.md): a smaller, older struct gets the counters it knows, a
+ * larger, newer one gets 0 in those this library does not keep.
+ */
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 #include "cache.h"
 
-int mrcache_stats_get(struct mrcache *c, struct mrcache_stats *s)
+static void snapshot(struct mrcache *c, struct mrcache_stats *s)
 {
-	int rc;
-
-	if (!c || !s)
-		return -EINVAL;
-	rc = mrc_cache_reentered(c, "mrcache_stats_get");
-	if (rc)
-		return rc;
 	mrc_cache_lock(c);
 	*s = c->st;
 	s->regions = c->nregions;
@@ -22,7 +22,23 @@ int mrcache_stats_get(struct mrcache *c, struct mrcache_stats *s)
 		s->hits += __atomic_load_n(&c->stripes[i].hits, __ATOMIC_RELAXED);
 		s->subrange_hits += __atomic_load_n(&c->stripes[i].subrange_hits, __ATOMIC_RELAXED);
 	}
-	return 0;
+}
+
+int mrcache_stats_get_sized(struct mrcache *c, struct mrcache_stats *out, size_t size)
+{
+	struct mrcache_stats s;
+	size_t n = size < sizeof(s) ? size : sizeof(s);
+	int rc;
+
+	if (!c || !out)
+		return -EINVAL;
+	rc = mrc_cache_reentered(c, "mrcache_stats_get");
+	if (rc)
+		return rc;
+	snapshot(c, &s);
+	memcpy(out, &s, n);
+	memset((char *)out + n, 0, size - n);
+	return (int)n;
 }
 
 int mrcache_stats_print(struct mrcache *c, FILE *out)

@@ -3,8 +3,9 @@
  * The version has one source, the Makefile's VERSION: the header's
  * MRCACHE_VERSION and MRCACHE_VERSION_MAJOR/MINOR/PATCH and the library's
  * mrcache_version() all say what `make print-version` says.  The shared
- * library exports mrcache_version (and mrcache_set_log) at the version
- * node MRCACHE_0.2, not at MRCACHE_0.1 (which holds mrcache_create).
+ * library exports mrcache_version (and mrcache_set_log, the _sized
+ * functions) at the version node MRCACHE_0.2, not at MRCACHE_0.1 (which
+ * holds mrcache_create).
  * Control: with VERSION=9.9.9 on make's command line the same comparison
  * fails, so the version does come from the Makefile.
  */
@@ -78,6 +79,10 @@ static void check_symbol_versions(void)
 	CHECK(dlvsym(h, "mrcache_version", "MRCACHE_0.1") == NULL);
 	CHECK(dlvsym(h, "mrcache_set_log", "MRCACHE_0.2") != NULL);
 	CHECK(dlvsym(h, "mrcache_create", "MRCACHE_0.1") != NULL);
+	/* What made the structs growable (docs/api.md) came after 0.1.0. */
+	CHECK(dlvsym(h, "mrcache_create_sized", "MRCACHE_0.2") != NULL);
+	CHECK(dlvsym(h, "mrcache_stats_get_sized", "MRCACHE_0.2") != NULL);
+	CHECK(dlvsym(h, "mrcache_create_sized", "MRCACHE_0.1") == NULL);
 	dlclose(h);
 }
 
