@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe.c - which monitors start here: the library's own answer, from
+ * starting each one on a throw-away cache and listening to what the
+ * library says (mrcache_set_log) when it cannot.  This is what a program's
+ * mrcache_create() would do, so it cannot disagree with it.
+ */
+#include <errno.h>
+#include <string.h>
+#include "info.h"
+
+struct capture {
+	char *buf;
+	size_t len, used;
+};
+
+static void collect(void *arg, int level, const char *msg)
+{
+	struct capture *c = arg;
+	int n;
+
+	if (c->used + 1 >= c->len)
+		return;
+	n = snprintf(c->buf + c->used, c->len - c->used, "%s%s", c->used ? "; " : "", msg);
+	if (n > 0)
+		c->used += (size_t)n < c->len - c->used ? (size_t)n : c->len - c->used - 1;
+}
+
+int info_capture(int (*fn)(void *), void *arg, int level, char *buf, size_t len)
+{
+	struct capture c = { buf, len, 0 };
+	int rc;
+
+	buf[0] = 0;
+	mrcache_set_log(collect, &c, level);
+	rc = fn(arg);
+	mrcache_set_log(NULL, NULL, MRCACHE_LOG_ERROR);
+	return rc;
+}
+
+static int pin_nothing(void *arg, void *addr, size_t len, unsigned access,
+		       void **handle, uint64_t *key)
+{
+	*handle = addr;
+	*key = 0;
+	return 0;
+}
+
+static int unpin_nothing(void *arg, void *handle)
+{
+	return 0;
+}
+
+static const struct mrcache_backend_ops nothing_ops = { pin_nothing, unpin_nothing };
+
+int info_try_cache(struct mrcache_config *cfg, struct mrcache_config *config)
+{
+	struct mrcache *cache;
+	int rc;
+
+	cfg->backend = MRCACHE_BACKEND_CALLBACKS;
+	cfg->ops = &nothing_ops;
+	rc = mrcache_create(cfg, &cache);
+	if (rc)
+		return rc;
+	if (config)
+		rc = mrcache_config_get(cache, config);
+	mrcache_destroy(cache);
+	return rc;
+}
+
+static int try_monitor(void *arg)
+{
+	struct mrcache_config cfg;
+
+	mrcache_config_init(&cfg);
+	cfg.monitor = *(const enum mrcache_monitor_kind *)arg;
+	cfg.flags = MRCACHE_FLAG_NO_ENV;
+	return info_try_cache(&cfg, NULL);
+}
+
+/* Why a monitor did not start: the library's own reasons, without the
+ * summary line that only repeats the errno, unless it is all there is. */
+static const char *reason(char *said, enum mrcache_monitor_kind kind)
+{
+	char generic[64];
+	char *p, *next;
+
+	snprintf(generic, sizeof(generic), "monitor %s cannot start: ", mrcache_monitor_name(kind));
+	p = strstr(said, generic);
+	next = p ? strstr(p, "; ") : NULL;
+	if (next)
+		memmove(p, next + 2, strlen(next + 2) + 1);
+	else if (p && p != said)
+		p[-2] = 0;
+	return said[0] ? said : "(no message)";
+}
+
+static const char *const notes[MRCACHE_MONITOR_COUNT_] = {
+	[MRCACHE_MONITOR_HOOKS] = "in programs linked with -lmrcache-hooks or with "
+				  "libmrcache-hooks.so preloaded (mrcache-info is)",
+	[MRCACHE_MONITOR_NONE] = "manual mrcache_invalidate() only: registrations can go stale",
+};
+
+void info_monitors(FILE *out)
+{
+	static const enum mrcache_monitor_kind order[] = {
+		MRCACHE_MONITOR_KERNEL, MRCACHE_MONITOR_BPF, MRCACHE_MONITOR_UFFD,
+		MRCACHE_MONITOR_HOOKS, MRCACHE_MONITOR_NONE,
+	};
+	const char *first = NULL;
+	char said[1024];
+
+	fprintf(out, "Monitors (auto tries kernel, bpf, uffd, hooks in this order):\n");
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		enum mrcache_monitor_kind kind = order[i];
+		const char *name = mrcache_monitor_name(kind);
+		int rc = info_capture(try_monitor, &kind, MRCACHE_LOG_DEBUG, said,
+					   sizeof(said));
+
+		if (rc == 0) {
+			fprintf(out, "  %-7s yes%s%s\n", name, notes[kind] ? ": " : "",
+				notes[kind] ? notes[kind] : "");
+			if (!first && kind != MRCACHE_MONITOR_NONE)
+				first = name;
+		} else {
+			fprintf(out, "  %-7s no: %s (%s)\n", name, reason(said, kind),
+				strerrorname_np(-rc) ? strerrorname_np(-rc) : strerror(-rc));
+		}
+	}
+	fprintf(out, "  auto    %s%s\n", first ? "would use " : "would fail: no monitor starts",
+		first ? first : "");
+}
