@@ -3,9 +3,11 @@
  * Every MRCACHE_* variable is documented: the names the sources of lib/,
  * hooks/ and tools/ quote are all in README.md's configuration table, and
  * the list of known variables the library prints in its unknown-variable
- * warning is exactly that table.  Controls: the scan finds
- * MRCACHE_BPF_VARIANT (quoted only in lib/monitor_bpf_load.c) and the
- * table does not hold a made-up name.
+ * warning is exactly that table, exactly the ENVIRONMENT section of
+ * man/mrcache.7 and exactly what mrcache_env_describe() lists.  Controls:
+ * the scan finds MRCACHE_BPF_VARIANT (quoted only in
+ * lib/monitor_bpf_load.c) and neither the table nor the man page holds a
+ * made-up name.
  */
 #include <glob.h>
 #include <stdio.h>
@@ -143,8 +145,41 @@ static void library_list(struct names *s)
 		add(s, p, name_len(p));
 }
 
+/* Names the man page's ENVIRONMENT section describes: ".B MRCACHE_..." */
+static void man_environment(struct names *s)
+{
+	char *text = slurp(MRC_SRCDIR "/man/mrcache.7"), *sec, *end, *p;
+
+	sec = text ? strstr(text, "\n.SH ENVIRONMENT\n") : NULL;
+	if (!sec) {
+		fprintf(stderr, "man/mrcache.7 has no ENVIRONMENT section\n");
+		CHECK(0);
+		free(text);
+		return;
+	}
+	end = strstr(sec + 1, "\n.SH ");
+	if (end)
+		*end = 0;
+	for (p = sec; (p = strstr(p, "\n.TP\n.B MRCACHE_")); p++)
+		add(s, p + 8, name_len(p + 8));
+	free(text);
+}
+
+static void same_names(const char *what, const struct names *a, const char *other,
+		       const struct names *b)
+{
+	for (int i = 0; i < a->n; i++) {
+		if (!has(b, a->v[i])) {
+			fprintf(stderr, "%s has %s; %s does not\n", what, a->v[i], other);
+			CHECK(0);
+		}
+	}
+}
+
 int main(void)
 {
+	struct names man = { 0 }, described = { 0 };
+	const char *name;
 	struct names table = { 0 }, quoted = { 0 }, known = { 0 };
 	char *section = readme_table(&table);
 
@@ -178,6 +213,14 @@ int main(void)
 			CHECK(0);
 		}
 	}
+	man_environment(&man);
+	for (unsigned i = 0; mrcache_env_describe(i, &name, NULL, NULL) == 0; i++)
+		add(&described, name, strlen(name));
+	CHECK(!has(&man, "MRCACHE_NO_SUCH_THING"));
+	same_names("man/mrcache.7", &man, "the library's list", &known);
+	same_names("the library's list", &known, "man/mrcache.7", &man);
+	same_names("mrcache_env_describe()", &described, "the library's list", &known);
+	same_names("the library's list", &known, "mrcache_env_describe()", &described);
 	/* Units: say which K. */
 	CHECK(strstr(section, "1024") != NULL);
 	free(section);
