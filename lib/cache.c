@@ -65,8 +65,14 @@ static int cache_trylock(struct mrcache *c)
 	return 1;
 }
 
+static void reclaim_flush(struct mrcache *c);
+
+/* Regions reclaimed in this lock section are unwatched and freed here,
+ * in one batch, before anyone else can take the lock. */
 void mrc_cache_unlock(struct mrcache *c)
 {
+	if (c->reclaim_count)
+		reclaim_flush(c);
 	locks_held--;
 	__atomic_store_n(&c->lock_owner, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->lock);
@@ -178,8 +184,35 @@ static void monitor_unwatch(struct mrcache *c, struct mrcache_region *r)
 		mrc_prof_add(MRC_PROF_WATCH, mrc_now_ns() - t0);
 }
 
+/* Unwatch and free the regions region_reclaim() queued: one call of the
+ * monitor for the lot (the kernel monitor's is one UNWATCH ioctl), then
+ * each region back to the free list.  Under the lock. */
+static void reclaim_flush(struct mrcache *c)
+{
+	const struct mrc_monitor_ops *ops = c->monitor->ops;
+	struct mrc_watch *w[MRC_RECLAIM_BATCH];
+	uint32_t n = c->reclaim_count;
+	uint64_t t0 = mrc_prof_on ? mrc_now_ns() : 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		w[i] = &c->reclaim[i]->watch;
+	if (ops->unwatch_many)
+		ops->unwatch_many(c->monitor, w, n);
+	else
+		for (uint32_t i = 0; i < n; i++)
+			ops->unwatch(c->monitor, w[i]);
+	if (mrc_prof_on)
+		mrc_prof_add(MRC_PROF_WATCH, (mrc_now_ns() - t0) / n);
+	for (uint32_t i = 0; i < n; i++)
+		region_free(c, c->reclaim[i]);
+	c->reclaim_count = 0;
+}
+
 /* The last reference of a dead region is gone: deregister it.  Exactly
- * one caller wins the DEAD -> DEAD|RECLAIMED transition.  Under the lock. */
+ * one caller wins the DEAD -> DEAD|RECLAIMED transition.  Its unwatch and
+ * free wait in c->reclaim for the end of the lock section (or a full
+ * batch), so a drain that reclaims many regions unwatches them at once.
+ * Under the lock. */
 static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 {
 	uint64_t expect = REF_DEAD;
@@ -188,10 +221,11 @@ static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 					 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
 	backend_dereg(c, r);
-	monitor_unwatch(c, r);
 	if (region_cold(r)->flags & REGION_UNCACHED)
 		c->outstanding_uncached--;
-	region_free(c, r);
+	c->reclaim[c->reclaim_count++] = r;
+	if (c->reclaim_count == MRC_RECLAIM_BATCH)
+		reclaim_flush(c);
 }
 
 /* Drop one reference.  Lock-free unless it was the last one of a dead
@@ -295,6 +329,11 @@ static int evict_one(struct mrcache *c)
 	if (!victim)
 		return 0;
 	region_kill(c, victim, MRCACHE_CAUSE_MANUAL, KILL_EVICTED);
+	/* An eviction makes room now: the watch it frees may be what the
+	 * next WATCH needs (EDQUOT, ENOSPC), so it does not wait for the
+	 * end of the lock section. */
+	if (c->reclaim_count)
+		reclaim_flush(c);
 	return 1;
 }
 
@@ -783,7 +822,6 @@ static void cache_free(struct mrcache *c)
 	mrc_slabset_fini(&c->slabs, free);
 	mrc_lru_fini(&c->lru);
 	mrc_index_destroy(c->index);
-	pthread_spin_destroy(&c->events_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -801,7 +839,6 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 	pthread_once(&fork_once, fork_handler_install);
 	c->fork_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_spin_init(&c->events_lock, PTHREAD_PROCESS_PRIVATE);
 	mrc_lru_init(&c->lru);
 	mrc_prof_init();
 	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -830,9 +867,12 @@ static int regions_in_use(const struct mrcache *c)
 {
 	if (c->outstanding_uncached)
 		return 1;
-	for (uint32_t i = 0; i < c->lru.count; i++)
-		if (__atomic_load_n(&c->lru.heap[i]->refstate, __ATOMIC_ACQUIRE) & REF_COUNT_MASK)
+	for (uint32_t i = 0; i < c->lru.count; i++) {
+		const struct mrcache_region *r = mrc_lru_at(&c->lru, i);
+
+		if (r && __atomic_load_n(&r->refstate, __ATOMIC_ACQUIRE) & REF_COUNT_MASK)
 			return 1;
+	}
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "backend.h"
+#include "event_ring.h"
 #include "index.h"
 #include "lru.h"
 #include "monitor.h"
@@ -30,12 +31,9 @@ struct mrc_stripe {
 	uint64_t clock;
 } __attribute__((aligned(64)));
 
-/* Ranges the user-side monitors reported, waiting for the next cache call. */
-#define MRC_EVENT_RING 256
-struct mrc_unmapped {
-	uintptr_t start, end;
-	enum mrcache_cause cause;
-};
+/* Most regions whose unwatches one reclaim_flush() hands the monitor. */
+#define MRC_RECLAIM_BATCH 64
+
 
 
 struct mrcache {
@@ -61,14 +59,15 @@ struct mrcache {
 	uint64_t nregions, nbytes;
 	uint64_t outstanding_uncached;
 	struct mrcache_stats st;
+	/* Reclaimed regions (deregistered, RECLAIMED) whose unwatch and
+	 * free wait for the end of the lock section; under the lock. */
+	struct mrcache_region *reclaim[MRC_RECLAIM_BATCH];
+	uint32_t reclaim_count;
 
-	/* events_lock (leaf spinlock) guards the ring; held for a few
-	 * stores only, so it is safe inside unmapping hooks. */
-	pthread_spinlock_t events_lock;
-	struct mrc_unmapped ring[MRC_EVENT_RING];
-	uint32_t ring_head, ring_count;
-	int ring_overflow;
-	uint32_t events_waiting;	/* atomic: ring_count|overflow != 0 */
+	/* What the user-side monitors reported: pushed lock-free from any
+	 * thread and signal handler, drained under the lock. */
+	struct mrc_event_ring events;
+	uint32_t events_waiting;	/* atomic: raised after every push */
 	uint64_t unmap_seq;		/* atomic: bumped by every unmapped() */
 
 	uint64_t clock_floor;		/* atomic; written under cache->lock */

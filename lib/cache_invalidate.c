@@ -40,18 +40,10 @@ void mrc_cache_unmapped(struct mrcache *c, uintptr_t start, uintptr_t end,
 	__atomic_fetch_add(&c->unmap_seq, 1, __ATOMIC_SEQ_CST);
 	mrc_index_walk(c->index, start, end, clear_word, &u);
 
-	pthread_spin_lock(&c->events_lock);
-	if (c->ring_count < MRC_EVENT_RING) {
-		struct mrc_unmapped *e = &c->ring[(c->ring_head + c->ring_count++) % MRC_EVENT_RING];
-
-		e->start = start;
-		e->end = end;
-		e->cause = cause;
-	} else {
-		c->ring_overflow = 1;
-	}
-	__atomic_store_n(&c->events_waiting, 1, __ATOMIC_RELEASE);
-	pthread_spin_unlock(&c->events_lock);
+	/* Lock-free: a signal handler that unmaps may have interrupted this
+	 * very function, or a drain, on its own thread (lib/event_ring.h). */
+	mrc_event_ring_push(&c->events, &(struct mrc_unmapped){ start, end, cause });
+	__atomic_store_n(&c->events_waiting, 1, __ATOMIC_SEQ_CST);
 }
 
 struct kill_arg {
@@ -105,13 +97,14 @@ void mrc_cache_rescan(struct mrcache *c)
 {
 	struct kill_arg k = { c, MRCACHE_CAUSE_OVERFLOW, 0 };
 	struct mrcache_region **snap;
-	uint32_t n = c->lru.count;
+	uint32_t n = 0;
 
 	/* Killing reorders the heap: work on a snapshot. */
-	snap = malloc((n ? n : 1) * sizeof(*snap));
+	snap = malloc((c->lru.count ? c->lru.count : 1) * sizeof(*snap));
 	if (snap) {
-		for (uint32_t i = 0; i < n; i++)
-			snap[i] = c->lru.heap[i];
+		for (uint32_t i = 0; i < c->lru.count; i++)
+			if (mrc_lru_at(&c->lru, i))
+				snap[n++] = mrc_lru_at(&c->lru, i);
 		for (uint32_t i = 0; i < n; i++)
 			kill_if_changed(snap[i], &k);
 		free(snap);
@@ -120,7 +113,8 @@ void mrc_cache_rescan(struct mrcache *c)
 	for (uint32_t i = 0; i < c->lru.count;) {
 		int before = k.killed;
 
-		kill_if_changed(c->lru.heap[i], &k);
+		if (mrc_lru_at(&c->lru, i))
+			kill_if_changed(mrc_lru_at(&c->lru, i), &k);
 		i = k.killed == before ? i + 1 : 0;
 	}
 }
@@ -135,16 +129,9 @@ int mrc_cache_drain_locked(struct mrcache *c)
 	if (c->monitor->ops->drain)
 		reported = c->monitor->ops->drain(c->monitor);
 	if (__atomic_load_n(&c->events_waiting, __ATOMIC_ACQUIRE)) {
-		pthread_spin_lock(&c->events_lock);
-		while (c->ring_count) {
-			batch[n++] = c->ring[c->ring_head];
-			c->ring_head = (c->ring_head + 1) % MRC_EVENT_RING;
-			c->ring_count--;
-		}
-		overflow = c->ring_overflow;
-		c->ring_overflow = 0;
-		__atomic_store_n(&c->events_waiting, 0, __ATOMIC_RELAXED);
-		pthread_spin_unlock(&c->events_lock);
+		/* Cleared first: a push the drain misses raises it again. */
+		__atomic_store_n(&c->events_waiting, 0, __ATOMIC_SEQ_CST);
+		n = mrc_event_ring_drain(&c->events, batch, &overflow);
 
 		for (uint32_t i = 0; i < n; i++) {
 			struct kill_arg k = { c, batch[i].cause, 0 };

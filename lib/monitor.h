@@ -25,8 +25,8 @@
  *    the monitor learns of an unmapped range in the unmapping thread (or its
  *    handler thread) and calls mrc_cache_unmapped(), which clears the words
  *    of every region in the range and queues the range for reclaim.  It
- *    takes no lock but a leaf spinlock and allocates nothing, so it is safe
- *    from inside free(), munmap() hooks and the cache's own calls.
+ *    takes no lock and allocates nothing, so it is safe from inside free(),
+ *    munmap() hooks, the cache's own calls and signal handlers.
  */
 #ifndef MRC_MONITOR_H
 #define MRC_MONITOR_H
@@ -61,6 +61,10 @@ struct mrc_monitor_ops {
 	int (*watch)(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 		     uint64_t cookie, struct mrc_watch *w);
 	void (*unwatch)(struct mrc_monitor *mon, struct mrc_watch *w);
+	/* unwatch() of n watches (1..MRC_RECLAIM_BATCH) in one go, for
+	 * monitors where each costs a system call.  May be NULL. */
+	void (*unwatch_many)(struct mrc_monitor *mon, struct mrc_watch *const *w,
+			     unsigned n);
 	/* Report queued invalidations with mrc_cache_event(); on a queue
 	 * overflow call mrc_cache_rescan().  Returns the number reported.
 	 * Called under cache->lock.  May be NULL (user-side monitors). */
@@ -108,8 +112,9 @@ void mrc_cache_event(struct mrcache *cache, uint64_t cookie,
 /* Events were lost: check every region's word.  Under cache->lock. */
 void mrc_cache_rescan(struct mrcache *cache);
 /* User-side: [start, end) no longer maps what it did.  Lock-free, no
- * allocation, callable from any thread and from inside the cache's own
- * calls; regions overlapping the range stop hitting before it returns. */
+ * allocation, callable from any thread, from inside the cache's own calls
+ * and from a signal handler that interrupted either; regions overlapping
+ * the range stop hitting before it returns. */
 void mrc_cache_unmapped(struct mrcache *cache, uintptr_t start, uintptr_t end,
 			enum mrcache_cause cause);
 

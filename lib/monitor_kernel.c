@@ -40,7 +40,7 @@
 #define KMON_DEV		"/dev/mrmon"
 #define KMON_DEFAULT_SLOTS	65536u
 #define KMON_EVENTS		4096u
-#define KMON_READ_BATCH		64
+#define KMON_READ_BATCH		256
 
 struct kernel_monitor {
 	struct mrc_monitor base;
@@ -59,6 +59,7 @@ struct kernel_monitor {
 		uint64_t gen;
 		struct mrc_watch *w;
 	} *slots;
+	size_t slots_size;
 };
 
 static enum mrcache_cause kmon_cause(uint32_t cause)
@@ -153,7 +154,8 @@ static void kernel_stop(struct mrc_monitor *mon)
 		munmap(km->map, km->map_size);
 	if (km->fd >= 0)
 		close(km->fd);
-	free(km->slots);
+	if (km->slots)
+		munmap(km->slots, km->slots_size);
 	free(km);
 }
 
@@ -196,9 +198,19 @@ static int kernel_open(struct kernel_monitor *km, struct mrcache *cache)
 	km->hdr = km->map;
 	km->words = (const uint64_t *)((const char *)km->map + hs.header_size);
 	km->nslots = su.nslots;
-	km->max_batch = hs.max_batch;
-	km->slots = calloc(su.nslots, sizeof(*km->slots));
-	return km->slots ? 0 : -ENOMEM;
+	km->max_batch = hs.max_batch ? hs.max_batch : 1;
+	/* 1 MiB for the default 65,536 slots: from malloc, its free() at
+	 * stop would raise glibc's dynamic mmap threshold, and the program's
+	 * own large mallocs would come from the heap after that (the library
+	 * must not change the application's allocator state). */
+	km->slots_size = su.nslots * sizeof(*km->slots);
+	km->slots = mmap(NULL, km->slots_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (km->slots == MAP_FAILED) {
+		km->slots = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int kernel_start(struct mrcache *cache, struct mrc_monitor **out)
@@ -239,16 +251,53 @@ static int kernel_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 	return 0;
 }
 
-static void kernel_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+/* One UNWATCH ioctl for n <= max_batch entries.  The module processes
+ * them in order and stops at one that fails (done = its index): report
+ * it and go on after it.  An error of the call itself (a closed
+ * descriptor in a forked child) is reported once. */
+static void kmon_unwatch_entries(struct kernel_monitor *km, struct mrmon_unwatch_entry *e,
+				 uint32_t n)
+{
+	while (n) {
+		struct mrmon_batch b = { .entries = (uintptr_t)e, .count = n };
+		int rc = kmon_ioctl(km->fd, MRMON_IOC_UNWATCH, &b);
+
+		if (!rc)
+			return;
+		if ((rc != -ESTALE && rc != -EINVAL) || b.done >= n) {
+			mrc_log(0, "monitor kernel: unwatch of %u slots: %s", n, strerror(-rc));
+			return;
+		}
+		mrc_log(0, "monitor kernel: unwatch of slot %u: %s", e[b.done].slot, strerror(-rc));
+		e += b.done + 1;
+		n -= b.done + 1;
+	}
+}
+
+/* Reclaim hands over its unwatches in batches: one ioctl per max_batch. */
+static void kernel_unwatch_many(struct mrc_monitor *mon, struct mrc_watch *const *w, unsigned n)
 {
 	struct kernel_monitor *km = (struct kernel_monitor *)mon;
-	struct mrmon_unwatch_entry e = { .slot = (uint32_t)w->token, .expected = w->expected };
-	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
-	int rc = kmon_ioctl(km->fd, MRMON_IOC_UNWATCH, &b);
+	struct mrmon_unwatch_entry e[MRC_RECLAIM_BATCH];
 
-	if (rc)
-		mrc_log(0, "monitor kernel: unwatch of slot %u: %s", e.slot, strerror(-rc));
-	km->slots[e.slot] = (struct kmon_slot){ 0, NULL };
+	while (n) {
+		uint32_t k = n < km->max_batch ? n : km->max_batch;
+
+		for (uint32_t i = 0; i < k; i++)
+			e[i] = (struct mrmon_unwatch_entry){
+				.slot = (uint32_t)w[i]->token, .expected = w[i]->expected,
+			};
+		kmon_unwatch_entries(km, e, k);
+		for (uint32_t i = 0; i < k; i++)
+			km->slots[e[i].slot] = (struct kmon_slot){ 0, NULL };
+		w += k;
+		n -= k;
+	}
+}
+
+static void kernel_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+{
+	kernel_unwatch_many(mon, &w, 1);
 }
 
 /* A re-armed watch: its new word.  Events of the old generation still
@@ -306,14 +355,24 @@ static void kmon_revalidate_events(struct kernel_monitor *km, const struct mrmon
 			kmon_rearmed(km, e[j].slot, e[j].expected);
 }
 
+static int kernel_pending(struct mrc_monitor *mon)
+{
+	struct kernel_monitor *km = (struct kernel_monitor *)mon;
+
+	return __atomic_load_n(&km->hdr->pending, __ATOMIC_RELAXED) != 0;
+}
+
+/* The module keeps hdr->pending equal to what read() would return now
+ * (under its lock): with nothing pending, a read would only say EAGAIN,
+ * so every miss and put skips the system call. */
 static int kernel_drain(struct mrc_monitor *mon)
 {
 	struct kernel_monitor *km = (struct kernel_monitor *)mon;
 	struct mrmon_event ev[KMON_READ_BATCH];
 	int reported = 0;
-	ssize_t got;
+	ssize_t got = 0;
 
-	while ((got = read(km->fd, ev, sizeof(ev))) > 0) {
+	while (kernel_pending(mon) && (got = read(km->fd, ev, sizeof(ev))) > 0) {
 		size_t n = (size_t)got / sizeof(ev[0]);
 
 		kmon_revalidate_events(km, ev, n);
@@ -335,13 +394,6 @@ static int kernel_drain(struct mrc_monitor *mon)
 	return reported;
 }
 
-static int kernel_pending(struct mrc_monitor *mon)
-{
-	struct kernel_monitor *km = (struct kernel_monitor *)mon;
-
-	return __atomic_load_n(&km->hdr->pending, __ATOMIC_RELAXED) != 0;
-}
-
 const struct mrc_monitor_ops mrc_monitor_kernel_ops = {
 	.kind = MRCACHE_MONITOR_KERNEL,
 	.name = "kernel",
@@ -349,6 +401,7 @@ const struct mrc_monitor_ops mrc_monitor_kernel_ops = {
 	.stop = kernel_stop,
 	.watch = kernel_watch,
 	.unwatch = kernel_unwatch,
+	.unwatch_many = kernel_unwatch_many,
 	.revalidate = kernel_revalidate,
 	.drain = kernel_drain,
 	.pending = kernel_pending,

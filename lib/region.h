@@ -35,7 +35,7 @@
 /*
  * The hot part: everything a hit and a put touch, in one cache line.
  * The rest lives in a parallel array of the same slab (region_cold()), so
- * a cached region costs 104 bytes and a hit one line.
+ * a cached region costs 96 bytes and a hit one line.
  */
 struct mrcache_region {
 	uint64_t refstate;		/* atomic, see above */
@@ -50,7 +50,6 @@ struct mrcache_region {
 
 struct region_cold {
 	struct mrc_reg reg;
-	uint64_t lru_key;		/* heap key, under the cache lock */
 	uint32_t lru_pos;		/* heap index, under the cache lock */
 	uint16_t flags;
 	uint16_t cause;			/* why it died */

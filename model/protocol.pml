@@ -362,7 +362,7 @@ inline mrmon_watch_one(r, s, e, fp, bad)
 	 * invalidation's end; if the walk found nothing it joins at once and
 	 * the seq goes odd; either way this invalidation does not call it,
 	 * and read_begin will wait for its end. */
-	/* @code lib/cache.c:region_alloc:119-126 */
+	/* @code lib/cache.c:region_alloc:125-132 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_one:159-169 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:87-93 */
 	/* @linux mm/mmu_notifier.c:__mmu_interval_notifier_insert */
@@ -440,7 +440,7 @@ inline mrmon_unwatch_one(s, r)
 	 * watch) is folded in: nothing else reads it. */
 	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:220-221 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_free:107-110 */
-	/* @code lib/monitor_kernel.c:kernel_unwatch:251-251 */
+	/* @code lib/monitor_kernel.c:kernel_unwatch_many:291-292 */
 	atomic {
 		itv[s] == ITV_NONE ->
 		wused[s] = 0;
@@ -627,16 +627,20 @@ inline cache_lock(me)
 
 inline cache_unlock(me)
 {
-	/* @code lib/cache.c:mrc_cache_unlock:70-72 */
+	/* @code lib/cache.c:mrc_cache_unlock:76-78 */
 	d_step { assert(lock == me); lock = NONE }
 }
 
 /* region_reclaim(): win the CAS DEAD|0 -> DEAD|RECLAIMED, then
- * backend_dereg(), monitor_unwatch() -> kernel_unwatch() -> UNWATCH,
- * region_free().  Under cache->lock. */
+ * backend_dereg(); the region waits in cache->reclaim, and before the
+ * lock is released (or when 64 wait) reclaim_flush() unwatches the lot,
+ * kernel_unwatch_many() -> one UNWATCH batch, then region_free() each.
+ * Under cache->lock throughout, and nothing reads a RECLAIMED region's
+ * watch in between (a hit backs off on the flag first), so the model
+ * folds the unwatch and the free into this step. */
 inline region_reclaim(r, won)
 {
-	/* @code lib/cache.c:region_reclaim:185-190 */
+	/* @code lib/cache.c:region_reclaim:218-223 */
 	atomic {
 		if
 		:: rstate[r] == R_DEAD && refs[r] == 0 ->
@@ -647,8 +651,10 @@ inline region_reclaim(r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_reclaim:191-194 */
-		/* @code lib/monitor_kernel.c:kernel_unwatch:245-247 */
+		/* @code lib/cache.c:region_reclaim:224-228 */
+		/* @code lib/cache.c:reclaim_flush:197-207 */
+		/* @code lib/monitor_kernel.c:kernel_unwatch_many:286-290 */
+		/* @code lib/monitor_kernel.c:kmon_unwatch_entries:262-263 */
 #ifdef EARLY_UNWATCH
 		if
 		:: runw[r] -> d_step { runw[r] = 0; rslot[r] = NONE; rexp[r] = 0 }
@@ -665,7 +671,7 @@ inline region_reclaim(r, won)
  * cache->lock (never held by its caller) and tries region_reclaim(). */
 inline region_unref(me, r, won)
 {
-	/* @code lib/cache.c:region_unref:201-208 */
+	/* @code lib/cache.c:region_unref:235-242 */
 	atomic {
 		assert(refs[r] > 0);
 		refs[r]--;
@@ -673,7 +679,7 @@ inline region_unref(me, r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_unref:209-211 */
+		/* @code lib/cache.c:region_unref:243-245 */
 		cache_lock(me);
 		region_reclaim(r, won);
 		cache_unlock(me)
@@ -687,12 +693,12 @@ inline region_unref(me, r, won)
  * Under cache->lock. */
 inline region_kill(r, won)
 {
-	/* @code lib/cache.c:region_kill:224-226 */
+	/* @code lib/cache.c:region_kill:258-260 */
 	if
 	:: index == r -> index = NONE
 	:: else
 	fi;
-	/* @code lib/cache.c:region_kill:247-249 */
+	/* @code lib/cache.c:region_kill:281-283 */
 	atomic {
 		assert(rstate[r] == R_LIVE);
 		rstate[r] = R_DEAD;
@@ -716,13 +722,13 @@ inline region_kill(r, won)
  * (or never cleared). */
 inline kernel_revalidate(r, e, fp, bad)
 {
-	/* @code lib/monitor_kernel.c:kernel_revalidate:265-268 */
+	/* @code lib/monitor_kernel.c:kernel_revalidate:314-317 */
 	e = rexp[r];
 	mrmon_revalidate_one(rslot[r], e, fp, bad);
 	if
 	:: e != 0 ->
-		/* @code lib/monitor_kernel.c:kernel_revalidate:270-270 */
-		/* @code lib/monitor_kernel.c:kmon_rearmed:258-259 */
+		/* @code lib/monitor_kernel.c:kernel_revalidate:319-319 */
+		/* @code lib/monitor_kernel.c:kmon_rearmed:307-308 */
 		d_step { kgens[rslot[r]] = e >> 1; rexp[r] = e }
 	:: else
 	fi
@@ -733,7 +739,7 @@ inline kernel_revalidate(r, e, fp, bad)
  * does nothing for an event's cause: drain() already tried). */
 inline kill_if_changed(r, won)
 {
-	/* @code lib/cache_invalidate.c:kill_if_changed:80-83 */
+	/* @code lib/cache_invalidate.c:kill_if_changed:72-75 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] -> region_kill(r, won)
@@ -746,16 +752,16 @@ inline kill_if_changed(r, won)
  * unless it re-armed the watch and the word still holds the new value. */
 inline rescan_if_changed(r, won, e, fp, bad)
 {
-	/* @code lib/cache_invalidate.c:kill_if_changed:80-81 */
+	/* @code lib/cache_invalidate.c:kill_if_changed:72-73 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] ->
-		/* @code lib/cache_invalidate.c:region_revalidated:71-73 */
+		/* @code lib/cache_invalidate.c:region_revalidated:63-65 */
 		kernel_revalidate(r, e, fp, bad);
 		atomic { e = (e != 0 && word[rslot[r]] == rexp[r]) };
 		if
 		:: e == 0 ->
-			/* @code lib/cache_invalidate.c:kill_if_changed:82-83 */
+			/* @code lib/cache_invalidate.c:kill_if_changed:74-75 */
 			region_kill(r, won)
 		:: else -> e = 0
 		fi
@@ -765,16 +771,20 @@ inline rescan_if_changed(r, won, e, fp, bad)
 
 /* mrc_cache_drain_locked() -> kernel_drain(): read() the ring
  * (mrmon_read -> mrmon_event_pop: an unreported overflow first, as an
- * OVERFLOW event); kmon_revalidate_events(): the CLEAR events whose watch
+ * OVERFLOW event), unless hdr->pending reads 0: the module writes it
+ * under ctx->lock with every change of the ring, so that one load sees
+ * what a read() at that instant would return, and the step below with
+ * qlen 0 and no overflow is what either does; kmon_revalidate_events(): the CLEAR events whose watch
  * is still ours (its generation) go to REVALIDATE in one batch, and those
  * re-armed take their new word; then in order: OVERFLOW ->
  * mrc_cache_rescan(); an event still ours -> mrc_cache_event(cookie).
  * Under cache->lock. */
 inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 {
-	/* @code lib/cache_invalidate.c:mrc_cache_drain_locked:135-136 */
-	/* @code lib/monitor_kernel.c:kernel_drain:316-317 */
-	/* @code kmod/mrmon_main.c:mrmon_read:224-232 */
+	/* @code lib/cache_invalidate.c:mrc_cache_drain_locked:129-130 */
+	/* @code lib/monitor_kernel.c:kernel_drain:375-376 */
+	/* @code lib/monitor_kernel.c:kernel_pending:362-362 */
+	/* @code kmod/mrmon_main.c:mrmon_read:261-269 */
 	/* @code kmod/mrmon_notify.c:mrmon_event_pop:168-182 */
 	atomic {
 		ov = overflow;
@@ -788,18 +798,18 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 		fi;
 		qlen = 0
 	};
-	/* @code lib/monitor_kernel.c:kernel_drain:319-319 */
-	/* @code lib/monitor_kernel.c:kmon_revalidate_events:287-296 */
+	/* @code lib/monitor_kernel.c:kernel_drain:378-378 */
+	/* @code lib/monitor_kernel.c:kmon_revalidate_events:336-345 */
 	if
 	:: ev > 0 && eclr && kgens[es] == eg ->
 		r = OWNER(es);
 		e = rexp[r];
-		/* @code lib/monitor_kernel.c:kmon_revalidate_events:300-303 */
+		/* @code lib/monitor_kernel.c:kmon_revalidate_events:349-352 */
 		mrmon_revalidate_one(es, e, fp, bad);
 		if
 		:: e != 0 ->
-			/* @code lib/monitor_kernel.c:kmon_revalidate_events:304-306 */
-			/* @code lib/monitor_kernel.c:kmon_rearmed:258-259 */
+			/* @code lib/monitor_kernel.c:kmon_revalidate_events:353-355 */
+			/* @code lib/monitor_kernel.c:kmon_rearmed:307-308 */
 			d_step { kgens[es] = e >> 1; rexp[r] = e; e = 0 }
 		:: else
 		fi;
@@ -807,15 +817,15 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 	:: else
 	fi;
 #ifndef MUTANT_OVERFLOW_LOST
-	/* @code lib/monitor_kernel.c:kernel_drain:321-323 */
-	/* @code lib/cache_invalidate.c:mrc_cache_rescan:113-116 */
+	/* @code lib/monitor_kernel.c:kernel_drain:380-382 */
+	/* @code lib/cache_invalidate.c:mrc_cache_rescan:105-109 */
 	if
 	:: ov -> r = index; rescan_if_changed(r, won, e, fp, bad)
 	:: else
 	fi;
 #endif
-	/* @code lib/monitor_kernel.c:kernel_drain:324-327 */
-	/* @code lib/cache_invalidate.c:mrc_cache_event:98-99 */
+	/* @code lib/monitor_kernel.c:kernel_drain:383-386 */
+	/* @code lib/cache_invalidate.c:mrc_cache_event:90-91 */
 	if
 	:: ev > 0 && kgens[es] == eg -> kill_if_changed(ec, won)
 	:: else
@@ -831,7 +841,7 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
  * Under cache->lock. */
 inline cache_register(r, s, e, ok, got, fp, bad)
 {
-	/* @code lib/cache.c:cache_register:505-505 */
+	/* @code lib/cache.c:cache_register:544-544 */
 	d_step {
 		r = 0;
 		do
@@ -843,19 +853,19 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 #ifdef MUTANT_REG_BEFORE_WATCH
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
-	/* @code lib/cache.c:cache_register:509-509 */
-	/* @code lib/monitor_kernel.c:kernel_watch:227-231 */
+	/* @code lib/cache.c:cache_register:548-548 */
+	/* @code lib/monitor_kernel.c:kernel_watch:239-243 */
 	mrmon_watch_one(r, s, e, fp, bad);
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
-	/* @code lib/monitor_kernel.c:kernel_watch:235-238 */
-	/* @code lib/cache.c:cache_register:514-515 */
+	/* @code lib/monitor_kernel.c:kernel_watch:247-250 */
+	/* @code lib/cache.c:cache_register:553-554 */
 	d_step {
 		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
-	/* @code lib/cache.c:cache_register:532-532 */
+	/* @code lib/cache.c:cache_register:571-571 */
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
@@ -864,8 +874,8 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
 	 * whose word was cleared */
-	/* @code lib/cache.c:cache_register:538-548 */
-	/* @code lib/cache.c:cache_register:556-560 */
+	/* @code lib/cache.c:cache_register:577-587 */
+	/* @code lib/cache.c:cache_register:595-599 */
 	atomic {
 		if
 		:: word[s] == e -> GET_RETURNS(r); ok = 1; rstate[r] = R_LIVE; refs[r]++
@@ -876,11 +886,11 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	if
 	:: ok -> got = r
 	:: else ->
-		/* @code lib/cache.c:region_discard:264-269 */
+		/* @code lib/cache.c:region_discard:298-303 */
 		d_step { index = NONE; rpages[r] = 0 };
-		/* @code lib/cache.c:region_discard:270-271 */
+		/* @code lib/cache.c:region_discard:304-305 */
 		mrmon_unwatch_one(s, r);
-		/* @code lib/cache.c:region_discard:272-277 */
+		/* @code lib/cache.c:region_discard:306-311 */
 		rstate[r] = R_FREE
 	fi
 }
@@ -891,12 +901,12 @@ inline cache_register(r, s, e, ok, got, fp, bad)
  * else cache_register(), again on -ESTALE. */
 inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 {
-	/* @code lib/cache.c:cache_get_slow:577-578 */
+	/* @code lib/cache.c:cache_get_slow:616-617 */
 	cache_lock(me);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	do
 	:: got == NONE ->
-		/* @code lib/cache.c:cache_get_slow:581-587 */
+		/* @code lib/cache.c:cache_get_slow:620-626 */
 		atomic {
 			r = index;	/* mrc_index_lookup(): writers hold the lock */
 			ok = (r != NONE && word[rslot[r]] == rexp[r]);	/* region_intact() */
@@ -907,20 +917,20 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, b
 		};
 		if
 		:: ok ->
-			/* @code lib/cache.c:cache_get_slow:589-594 */
+			/* @code lib/cache.c:cache_get_slow:628-633 */
 			atomic { refs[r]++; got = r }
 		:: !ok && r != NONE ->
-			/* @code lib/cache.c:cache_get_slow:583-586 */
+			/* @code lib/cache.c:cache_get_slow:622-625 */
 			region_kill(r, won);
-			/* @code lib/cache.c:cache_get_slow:596-596 */
+			/* @code lib/cache.c:cache_get_slow:635-635 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		:: !ok && r == NONE ->
-			/* @code lib/cache.c:cache_get_slow:596-596 */
+			/* @code lib/cache.c:cache_get_slow:635-635 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache.c:cache_get_slow:600-600 */
+	/* @code lib/cache.c:cache_get_slow:639-639 */
 	cache_unlock(me)
 }
 
@@ -931,7 +941,7 @@ proctype app(byte me)
 	bit ok, won, ov, good, eclr;
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get(): mrc_index_lookup(), lock free, may be stale */
-		/* @code lib/cache.c:mrcache_get:630-631 */
+		/* @code lib/cache.c:mrcache_get:669-670 */
 		got = NONE;
 		r = index;
 		if
@@ -948,7 +958,7 @@ proctype app(byte me)
 			};
 #else
 			/* try_hit(): the reference first */
-			/* @code lib/cache.c:try_hit:405-405 */
+			/* @code lib/cache.c:try_hit:444-444 */
 			atomic { old = rstate[r]; refs[r]++ };
 			if
 			:: old == R_LIVE ->
@@ -962,7 +972,7 @@ proctype app(byte me)
 				 * a re-arm's word is new, so an expected value
 				 * read before an update never matches a word
 				 * read after it. */
-				/* @code lib/cache.c:try_hit:407-409 */
+				/* @code lib/cache.c:try_hit:446-448 */
 				/* @code lib/region.h:region_intact:102-103 */
 				atomic { w = word[rslot[r]]; good = (rpages[r] == mapped) };
 				atomic {
@@ -976,7 +986,7 @@ proctype app(byte me)
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache.c:try_hit:410-410 */
+				/* @code lib/cache.c:try_hit:449-449 */
 				region_unref(me, r, won)
 			:: else
 			fi
@@ -985,16 +995,16 @@ proctype app(byte me)
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache.c:mrcache_get:638-638 */
+			/* @code lib/cache.c:mrcache_get:677-677 */
 			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 		:: else
 		fi;
 		/* the application uses got, then mrcache_put(): region_unref(),
 		 * then drain if events_waiting() and the lock is free */
 		d_step { r = 0; old = 0; s = 0; e = 0; ok = 0 };
-		/* @code lib/cache.c:mrcache_put:668-668 */
+		/* @code lib/cache.c:mrcache_put:707-707 */
 		region_unref(me, got, won);
-		/* @code lib/cache.c:mrcache_put:670-673 */
+		/* @code lib/cache.c:mrcache_put:709-712 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1020,14 +1030,14 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg, e, fp, bad;
 	bit won, ov, eclr;
-	/* @code lib/cache.c:whole_cache_call:761-765 */
+	/* @code lib/cache.c:whole_cache_call:800-804 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 ->
-		/* @code lib/cache.c:flush_locked:741-742 */
-		/* @code lib/cache.c:region_evictable:282-283 */
+		/* @code lib/cache.c:flush_locked:780-781 */
+		/* @code lib/cache.c:region_evictable:316-317 */
 		region_kill(r, won)
 	:: true
 	fi;
@@ -1035,7 +1045,7 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache.c:whole_cache_call:761-765 */
+	/* @code lib/cache.c:whole_cache_call:800-804 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	/* No leaks: every region struct is free, or cached validly with no
