@@ -13,8 +13,10 @@
  *   REMOVE  madvise DONTNEED/FREE/REMOVE (sent before the pages are dropped)
  *   REMAP   mremap moving the range
  *
- * raw syscalls and glibc-internal calls included.  The unmapping thread
- * blocks until the handler read()s the event:
+ * raw syscalls and glibc-internal calls included.  Not MADV_GUARD_INSTALL
+ * (6.13+), which zaps the range with no event (checked on 6.18): only the
+ * interposed madvise (hooks.h) reports it, a raw one goes unseen.  The
+ * unmapping thread blocks until the handler read()s the event:
  *
  *   unmapping thread                  handler thread
  *   ----------------                  --------------
@@ -41,6 +43,11 @@
  * an event (reported precisely: only regions it overlaps are invalidated).
  * An unwatch unregisters each VMA the range lies in now, whole, when no
  * other watch lies in it.
+ *
+ * The watches are an interval tree (itree.h), so the handler's report, an
+ * unwatch's coverage checks and a reclaim cost O(log n) each, not a walk
+ * over every watch.  A watch whose range an UNMAP event covered has no
+ * VMA left to unregister: its unwatch makes no system call.
  *
  * Locks: state.lock guards the descriptor, the handler's life and `users`
  * (start/stop; held while joining the handler, so the handler never takes
@@ -71,6 +78,7 @@
 #include <unistd.h>
 #include "cache.h"
 #include "hooks.h"
+#include "itree.h"
 #include "vma.h"
 
 #ifndef UFFD_USER_MODE_ONLY
@@ -88,11 +96,12 @@
 
 /* A registered range; watches of the same or overlapping ranges (a merged
  * region and the one it replaced, or two caches) each have one, and a
- * range is unregistered only where no other span covers it. */
+ * range is unregistered only where no other span covers it.  The node is
+ * first: a tree node is its span. */
 struct uffd_span {
-	struct uffd_span *prev, *next;
-	uintptr_t start, end;
+	struct mrc_itree_node node;	/* [start, end) of the watch */
 	uint64_t *word;		/* the watch's word, until unwatch */
+	uint32_t unmapped;	/* an UNMAP event covered the whole range */
 };
 
 static struct {
@@ -105,7 +114,7 @@ static struct {
 	unsigned users;		/* caches using the monitor */
 	pid_t pid;		/* the process that opened fd */
 	uint64_t features;
-	struct uffd_span spans;	/* list head, under spans_lock */
+	struct mrc_itree spans;	/* under spans_lock */
 	uint32_t inflight;	/* atomic: handler holds unreported events */
 	uint32_t running;	/* atomic: the handler reached its loop */
 } state = {
@@ -114,7 +123,6 @@ static struct {
 	.fd = -1,
 	.stop_fd = -1,
 	.maps_fd = -1,
-	.spans = { .prev = &state.spans, .next = &state.spans },
 };
 
 static uint64_t uffd_generation;
@@ -139,7 +147,7 @@ static void forget_in_child(void)
 	state.users = 0;
 	state.inflight = 0;
 	state.running = 0;
-	state.spans.next = state.spans.prev = &state.spans;
+	state.spans.root = NULL;
 	pthread_mutex_init(&state.lock, NULL);
 	pthread_mutex_init(&state.spans_lock, NULL);
 }
@@ -149,6 +157,22 @@ static void atfork_install(void)
 	pthread_atfork(NULL, NULL, forget_in_child);
 }
 
+struct unmapped_range {
+	uintptr_t start, end;
+	enum mrcache_cause cause;
+};
+
+static int span_clear(struct mrc_itree_node *n, void *arg)
+{
+	struct uffd_span *s = (struct uffd_span *)n;
+	const struct unmapped_range *u = arg;
+
+	__atomic_fetch_and(s->word, ~MRC_WORD_VALID, __ATOMIC_SEQ_CST);
+	if (u->cause == MRCACHE_CAUSE_UNMAP && u->start <= n->start && n->end <= u->end)
+		s->unmapped = 1;
+	return 0;
+}
+
 /* Report [start, end) to every cache, and clear the word of every watch
  * of it: a region the cache has not put in its index yet (between watch()
  * and its index insertion) is invisible to mrc_cache_unmapped(), and its
@@ -156,11 +180,11 @@ static void atfork_install(void)
  * must fail.  spans_lock is never held while waiting for this thread. */
 static void report(uintptr_t start, uintptr_t end, enum mrcache_cause cause)
 {
+	struct unmapped_range u = { start, end, cause };
+
 	hooks_fanout_unmapped(&hooks_uffd_caches, start, end, cause);
 	pthread_mutex_lock(&state.spans_lock);
-	for (struct uffd_span *s = state.spans.next; s != &state.spans; s = s->next)
-		if (s->start < end && s->end > start)
-			__atomic_fetch_and(s->word, ~MRC_WORD_VALID, __ATOMIC_SEQ_CST);
+	mrc_itree_overlaps(&state.spans, start, end, span_clear, &u);
 	pthread_mutex_unlock(&state.spans_lock);
 }
 
@@ -516,13 +540,11 @@ static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 				      : "registered with another userfaultfd");
 		return 0;
 	}
-	s->start = start;
-	s->end = end;
+	s->node.start = start;
+	s->node.end = end;
 	s->word = &w->local;
-	s->next = &state.spans;
-	s->prev = state.spans.prev;
-	state.spans.prev->next = s;
-	state.spans.prev = s;
+	s->unmapped = 0;
+	mrc_itree_insert(&state.spans, &s->node);
 	w->token = (uint64_t)(uintptr_t)s;
 	pthread_mutex_unlock(&state.spans_lock);
 	return 0;
@@ -539,35 +561,37 @@ static void unregister(uintptr_t start, uintptr_t end)
 			(unsigned long)start, (unsigned long)end, strerror(errno));
 }
 
+/* The spans overlapping [*pos, end) come in start order: unregister the
+ * gap before each, then move past it. */
+static int unregister_gap(struct mrc_itree_node *n, void *arg)
+{
+	uintptr_t *pos = arg;
+
+	if (n->start > *pos)
+		unregister(*pos, n->start);
+	if (n->end > *pos)
+		*pos = n->end;
+	return 0;
+}
+
 /* Unregister the parts of [start, end) no remaining span covers. */
 static void unregister_uncovered(uintptr_t start, uintptr_t end)
 {
-	while (start < end) {
-		uintptr_t gap_end = end;
-		int covered = 0;
+	uintptr_t pos = start;
 
-		for (struct uffd_span *s = state.spans.next; s != &state.spans; s = s->next) {
-			if (s->start <= start && s->end > start) {
-				start = s->end;		/* skip the covered part */
-				covered = 1;
-				break;
-			}
-			if (s->start > start && s->start < gap_end)
-				gap_end = s->start;
-		}
-		if (!covered) {
-			unregister(start, gap_end);
-			start = gap_end;
-		}
-	}
+	mrc_itree_overlaps(&state.spans, start, end, unregister_gap, &pos);
+	if (pos < end)
+		unregister(pos, end);
+}
+
+static int found(struct mrc_itree_node *n, void *arg)
+{
+	return 1;
 }
 
 static int span_overlaps(uintptr_t start, uintptr_t end)
 {
-	for (struct uffd_span *s = state.spans.next; s != &state.spans; s = s->next)
-		if (s->start < end && s->end > start)
-			return 1;
-	return 0;
+	return mrc_itree_overlaps(&state.spans, start, end, found, NULL);
 }
 
 /* Unregister, whole, each VMA [start, end) lies in now that no remaining
@@ -588,7 +612,10 @@ static void unregister_unused(uintptr_t start, uintptr_t end)
 	}
 }
 
-static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+/* Under spans_lock.  A span an UNMAP covered lies in no VMA any more:
+ * whatever is mapped there now came after, and is registered only if a
+ * watch of its own (another span) lies in it. */
+static void span_remove(struct mrc_watch *w)
 {
 	struct uffd_span *s = (struct uffd_span *)(uintptr_t)w->token;
 
@@ -596,13 +623,26 @@ static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 	if (!s)
 		return;
 	w->token = 0;
-	pthread_mutex_lock(&state.spans_lock);
-	s->prev->next = s->next;
-	s->next->prev = s->prev;
-	if (state.fd >= 0 && state.pid == getpid())
-		unregister_unused(s->start, s->end);
-	pthread_mutex_unlock(&state.spans_lock);
+	mrc_itree_remove(&state.spans, &s->node);
+	if (!s->unmapped && state.fd >= 0 && state.pid == getpid())
+		unregister_unused(s->node.start, s->node.end);
 	free(s);
+}
+
+static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+{
+	pthread_mutex_lock(&state.spans_lock);
+	span_remove(w);
+	pthread_mutex_unlock(&state.spans_lock);
+}
+
+/* Reclaim's batches: the lock once for all. */
+static void uffd_unwatch_many(struct mrc_monitor *mon, struct mrc_watch *const *w, unsigned n)
+{
+	pthread_mutex_lock(&state.spans_lock);
+	for (unsigned i = 0; i < n; i++)
+		span_remove(w[i]);
+	pthread_mutex_unlock(&state.spans_lock);
 }
 
 const struct mrc_monitor_ops mrc_monitor_uffd_ops = {
@@ -612,5 +652,6 @@ const struct mrc_monitor_ops mrc_monitor_uffd_ops = {
 	.stop = uffd_stop,
 	.watch = uffd_watch,
 	.unwatch = uffd_unwatch,
+	.unwatch_many = uffd_unwatch_many,
 	.settle = uffd_settle,
 };
