@@ -33,6 +33,7 @@ bench-guest: $(BUILD)/tools/mrc-bench kmod
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(BENCH_GUEST_OUT) \
 	  --build $(BUILD) --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(BENCH_GUEST_OUT)/results.txt \
-	  --suites "$(abspath tools/mrc-bench/guest-bench.sh)" --mem 2G --timeout 1800
+	  --suites "$(abspath tools/mrc-bench/guest-bench.sh tests/guest/kdreg2/suite.sh)" \
+	  --mem 2G --timeout 1800
 	cp $(BENCH_GUEST_OUT)/res/bench/bench-guest*.json \
 	   $(BENCH_GUEST_OUT)/res/bench/bench-guest.txt docs/

@@ -127,10 +127,10 @@ static double events_per_s(struct mrcache *c, int rounds)
 					(uintptr_t)p + (i + 1) * PAGE, i + 1, &w[i]);
 		t0 = now_ns();
 		munmap(p, EVENTS * PAGE);
-		pthread_mutex_lock(&c->lock);
+		mrc_cache_lock(c);
 		if (mon->ops->drain)
 			mon->ops->drain(mon);
-		pthread_mutex_unlock(&c->lock);
+		mrc_cache_unlock(c);
 		v[r] = EVENTS / ((now_ns() - t0) / 1e9);
 		for (int i = 0; i < EVENTS; i++)
 			mon->ops->unwatch(mon, &w[i]);

@@ -13,3 +13,4 @@ mkdir -p "$GUEST_RESDIR/logs"
 	"$GUEST_BUILD/guest-tests/bench-mrmon-recovery" 201
 } 2>&1 | tee "$GUEST_RESDIR/logs/bench.txt"
 echo "PASS guest/bench" >>"$GUEST_RESULTS"
+bash "$(dirname "$0")/kdreg2/suite.sh"
