@@ -11,7 +11,13 @@ libdir      ?= $(prefix)/lib
 includedir  ?= $(prefix)/include
 bindir      ?= $(prefix)/bin
 pkgconfigdir ?= $(libdir)/pkgconfig
+cmakedir    ?= $(libdir)/cmake/mrcache
+datarootdir ?= $(prefix)/share
+mandir      ?= $(datarootdir)/man
+docdir      ?= $(datarootdir)/doc/mrcache
 DESTDIR     ?=
+# $(call prefix_rel,DIR): DIR relative to $(prefix), empty when outside it.
+prefix_rel   = $(patsubst $(prefix)/%,%,$(filter $(prefix)/%,$1))
 
 CC          ?= cc
 SAN         ?=
@@ -46,6 +52,15 @@ LIB_LIBS    := -luring
 CHECK_SUITES := check-host
 TOOLS_EXTRA :=
 CLEAN_EXTRA :=
+# What `make install` puts down, by kind (docs/install.md); mk/*.mk fragments
+# add their own files.  `make uninstall` removes the same lists, so the two
+# cannot drift apart.
+INSTALL_SOLIBS   :=	# NAME.so.$(SOVERSION), each with its NAME.so link
+INSTALL_DSOS     :=	# unversioned shared objects (LD_PRELOAD libraries)
+INSTALL_ARCHIVES :=
+INSTALL_HEADERS  :=	# into $(includedir)/mrcache/
+INSTALL_PCS      :=	# NAME.pc.in, made into $(pkgconfigdir)/NAME.pc
+INSTALL_BINS     :=
 
 -include $(sort $(wildcard mk/*.mk))
 
@@ -77,7 +92,7 @@ $(BUILD)/tests/test-tools-help: CPPFLAGS += -DMRC_TOOL_NAMES='"$(TOOL_NAMES)"'
 # Tests that read the source tree (the docs, the sources) find it here.
 $(BUILD)/tests/test-env-documented $(BUILD)/tests/test-version: CPPFLAGS += -DMRC_SRCDIR='"$(CURDIR)"'
 
-.PHONY: all lib tests tools check check-host install uninstall clean deps demo bench print-version
+.PHONY: all lib tests tools check check-host install installable uninstall clean deps demo bench print-version
 all: lib tests tools $(TOOLS_EXTRA)
 lib: $(LIB_SO) $(LIB_A) $(HOOKS_SO) $(HOOKS_A) $(BUILD)/mrcache.pc
 tests: $(TEST_BIN)
@@ -108,13 +123,16 @@ $(HOOKS_A): $(HOOKS_OBJ)
 
 # Made again at install time too, so a prefix given only to `make install`
 # is the one recorded.
-PC_SED = sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
-	    -e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@LIBS@|$(LIB_LIBS)|' mrcache.pc.in
+# libdir and includedir in ${prefix} terms when under it, so that
+# `pkg-config --define-variable=prefix=DIR/usr` reads a DESTDIR tree.
+pc_path = $(if $(call prefix_rel,$1),$${prefix}/$(call prefix_rel,$1),$1)
+PC_SED = sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(call pc_path,$(libdir))|' \
+	    -e 's|@includedir@|$(call pc_path,$(includedir))|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(LIB_LIBS)|'
 
 $(BUILD)/mrcache.pc: mrcache.pc.in Makefile
 	@mkdir -p $(BUILD)
-	$(PC_SED) > $@
+	$(PC_SED) mrcache.pc.in > $@
 
 # Tests and tools link the hooks library too, so that every monitor runs.
 $(BUILD)/tests/%: tests/%.c $(TESTUTIL_OBJ) $(HOOKS_A) $(LIB_A)
@@ -153,24 +171,74 @@ check-host: tests tools
 	@MRCACHE_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite host$(SAN:%=-%) \
 	  --results $(RESULTS) --timeout $(TEST_TIMEOUT) $(TEST_BIN)
 
-install: lib
-	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(bindir)
-	install -m 755 $(LIB_SO) $(DESTDIR)$(libdir)/libmrcache.so.$(SOVERSION)
-	ln -sf libmrcache.so.$(SOVERSION) $(DESTDIR)$(libdir)/libmrcache.so
-	install -m 644 $(LIB_A) $(DESTDIR)$(libdir)/libmrcache.a
-	install -m 755 $(HOOKS_SO) $(DESTDIR)$(libdir)/libmrcache-hooks.so.$(SOVERSION)
-	ln -sf libmrcache-hooks.so.$(SOVERSION) $(DESTDIR)$(libdir)/libmrcache-hooks.so
-	install -m 644 $(HOOKS_A) $(DESTDIR)$(libdir)/libmrcache-hooks.a
-	install -m 644 include/mrcache.h $(DESTDIR)$(includedir)/mrcache.h
-	install -d $(DESTDIR)$(includedir)/linux
-	install -m 644 include/uapi/linux/*.h $(DESTDIR)$(includedir)/linux/ 2>/dev/null || true
-	$(PC_SED) > $(DESTDIR)$(pkgconfigdir)/mrcache.pc
-	for t in $(wildcard $(TOOL_BIN)); do install -m 755 $$t $(DESTDIR)$(bindir)/; done
+# The installed files (docs/install.md).  The module's uapi header goes to
+# $(includedir)/mrcache/mrmon.h, not $(includedir)/linux/, which belongs to
+# the kernel's headers (linux-libc-dev).
+INSTALL_SOLIBS   += $(LIB_SO) $(HOOKS_SO)
+INSTALL_ARCHIVES += $(LIB_A) $(HOOKS_A)
+INSTALL_HEADERS  += include/uapi/linux/mrmon.h
+INSTALL_PCS      += mrcache.pc.in mrcache-hooks.pc.in
+INSTALL_BINS     += $(TOOL_BIN)
+INSTALL_MANS     := $(sort $(wildcard man/*.[137]))
+INSTALL_DOCS     := $(sort $(wildcard LICENSE*))
+CMAKE_FILES      := mrcache-config.cmake mrcache-config-version.cmake
 
+# The CMake files find the rest relative to themselves, so a tree installed
+# with DESTDIR, or moved, still works (CMAKE_PREFIX_PATH=DIR/usr): DIR
+# becomes $${_mrcache_prefix}/DIR when it lies under $(prefix).
+cmake_path  = $(if $(call prefix_rel,$1),$${_mrcache_prefix}/$(call prefix_rel,$1),$1)
+cmake_up    = $(subst $(empty) ,/,$(foreach c,$(subst /, ,$(call prefix_rel,$(cmakedir))),..))
+CMAKE_SED = sed -e 's|@PREFIX@|$(if $(call prefix_rel,$(cmakedir)),$${CMAKE_CURRENT_LIST_DIR}/$(cmake_up),$(prefix))|' \
+	    -e 's|@LIBDIR@|$(call cmake_path,$(libdir))|' \
+	    -e 's|@INCLUDEDIR@|$(call cmake_path,$(includedir))|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(firstword $(subst ., ,$(VERSION)))|' \
+	    -e 's|@SOVERSION@|$(SOVERSION)|' -e 's|@LIBS@|$(LIB_LIBS)|'
+
+# Everything `make install` copies, built (debian/rules builds this).
+installable: lib tools $(INSTALL_SOLIBS) $(INSTALL_DSOS) $(INSTALL_ARCHIVES) $(INSTALL_BINS)
+
+define install_solib
+	install -m 755 $1 $(DESTDIR)$(libdir)/
+	ln -sf $(notdir $1) $(DESTDIR)$(libdir)/$(notdir $(1:.$(SOVERSION)=))
+
+endef
+define install_each
+	$(if $2,install -m $1 $2 $3)
+
+endef
+define made_from
+	$1 $2 > $3
+
+endef
+
+install: installable
+	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir)/mrcache $(DESTDIR)$(pkgconfigdir) \
+	  $(DESTDIR)$(cmakedir) $(DESTDIR)$(bindir) $(DESTDIR)$(docdir) \
+	  $(addprefix $(DESTDIR)$(mandir)/man,$(sort $(subst .,,$(suffix $(INSTALL_MANS)))))
+	$(foreach f,$(INSTALL_SOLIBS),$(call install_solib,$f))
+	$(call install_each,755,$(INSTALL_DSOS),$(DESTDIR)$(libdir)/)
+	$(call install_each,644,$(INSTALL_ARCHIVES),$(DESTDIR)$(libdir)/)
+	install -m 644 include/mrcache.h $(DESTDIR)$(includedir)/mrcache.h
+	$(call install_each,644,$(INSTALL_HEADERS),$(DESTDIR)$(includedir)/mrcache/)
+	$(foreach f,$(INSTALL_PCS),$(call made_from,$(PC_SED),$f,$(DESTDIR)$(pkgconfigdir)/$(basename $f)))
+	$(foreach f,$(CMAKE_FILES),$(call made_from,$(CMAKE_SED),cmake/$f.in,$(DESTDIR)$(cmakedir)/$f))
+	$(call install_each,755,$(INSTALL_BINS),$(DESTDIR)$(bindir)/)
+	$(foreach f,$(INSTALL_MANS),$(call install_each,644,$f,$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $f))/))
+	$(call install_each,644,$(INSTALL_DOCS),$(DESTDIR)$(docdir)/)
+
+# Also the uapi header's old place, $(includedir)/linux/mrmon.h (0.1.0).
 uninstall:
-	rm -f $(DESTDIR)$(libdir)/libmrcache.so* $(DESTDIR)$(libdir)/libmrcache.a \
-	  $(DESTDIR)$(libdir)/libmrcache-hooks.so* $(DESTDIR)$(libdir)/libmrcache-hooks.a \
-	  $(DESTDIR)$(includedir)/mrcache.h $(DESTDIR)$(pkgconfigdir)/mrcache.pc
+	rm -f $(foreach f,$(INSTALL_SOLIBS),$(DESTDIR)$(libdir)/$(notdir $f) \
+	    $(DESTDIR)$(libdir)/$(notdir $(f:.$(SOVERSION)=))) \
+	  $(addprefix $(DESTDIR)$(libdir)/,$(notdir $(INSTALL_DSOS) $(INSTALL_ARCHIVES))) \
+	  $(DESTDIR)$(includedir)/mrcache.h $(DESTDIR)$(includedir)/linux/mrmon.h \
+	  $(addprefix $(DESTDIR)$(includedir)/mrcache/,$(notdir $(INSTALL_HEADERS))) \
+	  $(addprefix $(DESTDIR)$(pkgconfigdir)/,$(basename $(INSTALL_PCS))) \
+	  $(addprefix $(DESTDIR)$(cmakedir)/,$(CMAKE_FILES)) \
+	  $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(INSTALL_BINS))) \
+	  $(foreach f,$(INSTALL_MANS),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $f))/$(notdir $f)) \
+	  $(addprefix $(DESTDIR)$(docdir)/,$(INSTALL_DOCS))
+	rmdir $(DESTDIR)$(includedir)/mrcache $(DESTDIR)$(cmakedir) $(DESTDIR)$(docdir) 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-tsan $(CLEAN_EXTRA)

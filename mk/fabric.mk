@@ -7,7 +7,7 @@
 # tests/guest/fabric/ with the verbs provider over Soft-RoCE.
 FABRIC ?= $(shell pkg-config --exists libfabric 2>/dev/null && echo yes)
 
-FABRIC_SO    := $(BUILD)/libmrcache-fabric.so
+FABRIC_SO    := $(BUILD)/libmrcache-fabric.so.$(SOVERSION)
 FABRIC_PRELOAD := $(BUILD)/libmrcache-fabric-preload.so
 FABRIC_TESTS := $(patsubst tests/guest/fabric/%.c,$(BUILD)/fabric/%,$(wildcard tests/guest/fabric/*.c))
 
@@ -19,12 +19,18 @@ GUEST_DEPS    += $(FABRIC_SO) $(FABRIC_PRELOAD) $(FABRIC_TESTS)
 # libfabric's verbs provider connects through rdma_cm (besides rxe's
 # modules), over rxe on a dummy netdev (it skips loopback interfaces).
 GUEST_MODULES += configfs ib_cm iw_cm rdma_cm rdma_ucm dummy
+# make install (the Makefile's INSTALL_* lists, docs/install.md).
+INSTALL_SOLIBS  += $(FABRIC_SO)
+INSTALL_DSOS    += $(FABRIC_PRELOAD)
+INSTALL_HEADERS += fabric/mrmon_fi.h
+INSTALL_PCS     += mrcache-fabric.pc.in
 
 $(FABRIC_SO): fabric/mrmon_fi_monitor.c fabric/mrmon_fi.h fabric/libmrcache-fabric.map
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Ifabric $(CFLAGS) $(FABRIC_CFLAGS) -shared \
-	  -Wl,-soname,libmrcache-fabric.so -Wl,--version-script=fabric/libmrcache-fabric.map \
+	  -Wl,-soname,libmrcache-fabric.so.$(SOVERSION) -Wl,--version-script=fabric/libmrcache-fabric.map \
 	  $(LDFLAGS) -o $@ $< $(FABRIC_LIBS)
+	ln -sf libmrcache-fabric.so.$(SOVERSION) $(BUILD)/libmrcache-fabric.so
 
 $(FABRIC_PRELOAD): fabric/mrmon_fi_preload.c fabric/mrmon_fi.h $(FABRIC_SO)
 	$(CC) $(CPPFLAGS) -Ifabric $(CFLAGS) $(FABRIC_CFLAGS) -shared \
