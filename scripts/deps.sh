@@ -12,6 +12,9 @@ pkgs=(
 	sqlite3 xz-utils python3 libc6-dbg
 	qemu-system-x86 busybox-static cpio kmod iproute2 file
 	sparse linux-source-6.12 dkms
+	openmpi-bin libopenmpi-dev elfutils ibverbs-utils
+	flex bison libssl-dev
+	debhelper dh-dkms dpkg-dev fakeroot lintian cmake
 )
 missing=()
 for p in "${pkgs[@]}"; do

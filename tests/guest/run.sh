@@ -6,6 +6,7 @@
 #   run.sh --cache DIR --out DIR --build DIR --results FILE
 #          [--kernel 6.1|6.1-rt|6.12|6.12-rt] [--kmod DIR (BUILD/kmod)]
 #          [--modules "m1 m2"] [--suites "a.sh b.sh"] [--mem 1G] [--timeout S]
+#          [--smp N (2)] [--net "QEMU NETDEV ARGS" (none: -nic none)]
 # Result lines name the kernel: "guest/NAME" on the default 6.1,
 # "guest-KERNEL/NAME" on any other (the suites write "guest..."; the
 # prefix is added here, so one results file holds several kernels).
@@ -13,12 +14,14 @@
 # lockdep/KASAN report in the guest's kernel log.
 set -u
 cache= out= build= results= modules= suites= mem=1G timeout_s=600 kernel=6.1 kmod=
+smp=2 net="-nic none"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;;
 	--kernel) kernel=$2 ;; --kmod) kmod=$2 ;;
 	--results) results=$2 ;; --modules) modules=$2 ;; --suites) suites=$2 ;;
 	--mem) mem=$2 ;; --timeout) timeout_s=$2 ;;
+	--smp) smp=$2 ;; --net) net=$2 ;;	# tests/cluster/run.sh: two linked guests
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2
@@ -93,8 +96,8 @@ ENV
 rm -f "$out/console.log" "$out/qemu.log"
 echo "guest: booting $kver (TCG, $mem), console log $out/console.log"
 start=$(date +%s)
-timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp 2 \
-	-nographic -no-reboot -nic none -monitor none -serial "file:$out/console.log" \
+timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp "$smp" \
+	-nographic -no-reboot $net -monitor none -serial "file:$out/console.log" \
 	-kernel "$img/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio.gz" \
 	-append "console=ttyS0 quiet panic=-1 oops=panic=0 tsc=unstable" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \

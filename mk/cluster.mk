@@ -1,0 +1,34 @@
+# Two RDMA nodes and an MPI job across them (docs/mpi.md,
+# tests/guest/README.md "Cluster"): `make check-cluster` boots two guests
+# of the guest harness joined by one link (tests/cluster/run.sh), each with
+# its own rxe device, and runs fi_pingpong and Open MPI (mtl ofi over
+# verbs;ofi_rxm) between them, with libmrcache-fabric serving libfabric's
+# MR cache.  Needs libfabric-dev and Open MPI's mpicc (libopenmpi-dev).
+CLUSTER_MPICC ?= $(shell command -v mpicc.openmpi 2>/dev/null)
+# As in mk/fabric.mk, which make reads after this file.
+FABRIC ?= $(shell pkg-config --exists libfabric 2>/dev/null && echo yes)
+CLUSTER_OUT  ?= $(BUILD)/cluster
+CLUSTER_TIMEOUT ?= 2400
+CLUSTER_ITERS ?= 12
+CLUSTER_CHURN := $(CLUSTER_OUT)/mpi-churn
+# The guest modules of mk/verbs.mk and mk/fabric.mk, and the NIC.
+CLUSTER_MODULES := crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe \
+	configfs ib_cm iw_cm rdma_cm rdma_ucm virtio_net
+
+.PHONY: check-cluster
+ifeq ($(FABRIC)$(if $(CLUSTER_MPICC),+mpicc),yes+mpicc)
+TOOLS_EXTRA += $(CLUSTER_CHURN)
+
+$(CLUSTER_CHURN): tests/cluster/mpi-churn.c
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(CLUSTER_MPICC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+check-cluster: kmod $(BUILD)/libmrcache-fabric-preload.so $(CLUSTER_CHURN)
+	@bash tests/cluster/run.sh --cache $(GUEST_CACHE) --out $(CLUSTER_OUT) --build $(BUILD) \
+	  --kmod $(KMOD_OUT) --results $(RESULTS) --modules "$(CLUSTER_MODULES)" \
+	  --mem $(GUEST_MEM) --timeout $(CLUSTER_TIMEOUT) --iters $(CLUSTER_ITERS)
+else
+check-cluster:
+	@echo "SKIP cluster/setup: needs libfabric-dev and mpicc.openmpi (libopenmpi-dev)"
+	@echo "SKIP cluster/setup" >>$(RESULTS)
+endif
