@@ -19,6 +19,17 @@
 
 #define PAGE 4096ul
 
+/*
+ * Transparent huge pages configured?  Not on PREEMPT_RT (6.1-rt, 6.12-rt:
+ * TRANSPARENT_HUGEPAGE depends on !PREEMPT_RT): there a VMA split sends no
+ * CLEAR (vma_adjust_trans_huge() is a stub), and MADV_HUGEPAGE and
+ * MADV_NOHUGEPAGE fail with EINVAL.
+ */
+static inline int mon_have_thp(void)
+{
+	return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+}
+
 struct mon {
 	int fd;
 	void *map;

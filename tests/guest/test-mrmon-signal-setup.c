@@ -130,7 +130,9 @@ static void attempt_child(int ready, int go, char *page)
 	pin_self(cpu_child);
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
-	if (region == MAP_FAILED || madvise(region, HOGS * HOG_BYTES, MADV_NOHUGEPAGE) ||
+	/* (EINVAL without THP configured: PREEMPT_RT.) */
+	if (region == MAP_FAILED ||
+	    (madvise(region, HOGS * HOG_BYTES, MADV_NOHUGEPAGE) && mon_have_thp()) ||
 	    sigaction(SIGUSR1, &sa, NULL) || pthread_sigmask(SIG_BLOCK, &usr1, NULL))
 		_exit(1);
 	for (int i = 0; i < HOGS; i++)
