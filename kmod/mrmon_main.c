@@ -147,6 +147,48 @@ static const struct vm_operations_struct mrmon_vm_ops = {
 };
 
 /*
+ * What mmap and mmap_prepare both refuse: another mm, a descriptor not set
+ * up, a writable mapping, an offset, a length past the map.
+ */
+static int mrmon_map_check(struct mrmon_ctx *ctx, const struct mm_struct *mm,
+			   vm_flags_t flags, pgoff_t pgoff, unsigned long pages)
+{
+	if (mm != ctx->mm || current->mm != ctx->mm)
+		return -EPERM;
+	/* Pairs with mrmon_setup()'s release: the map is complete. */
+	if (!smp_load_acquire(&ctx->setup_done))
+		return -EBADFD;
+	if (flags & VM_WRITE)
+		return -EPERM;
+	if (pgoff || pages > ctx->npages)
+		return -EINVAL;
+	return 0;
+}
+
+#ifdef MRMON_HAVE_MMAP_PREPARE
+/**
+ * mrmon_mmap_prepare() - map the header and the words, read-only
+ * @desc: the mapping to be, before its VMA exists (Linux 6.17+)
+ *
+ * Context: mmap_lock held for writing; takes no context lock.
+ *
+ * Return: as mrmon_map_check().
+ */
+static int mrmon_mmap_prepare(struct vm_area_desc *desc)
+{
+	int ret = mrmon_map_check(desc->file->private_data, desc->mm, desc->vm_flags,
+				  desc->pgoff, (desc->end - desc->start) >> PAGE_SHIFT);
+
+	if (ret)
+		return ret;
+	/* The flags mrmon_vma_flags() gives a VMA, on the descriptor. */
+	desc->vm_flags = (desc->vm_flags | VM_IO | VM_DONTCOPY | VM_DONTEXPAND |
+			  VM_DONTDUMP) & ~VM_MAYWRITE;
+	desc->vm_ops = &mrmon_vm_ops;
+	return 0;
+}
+#else
+/*
  * Read-only for good (no VM_MAYWRITE), never inherited (VM_DONTCOPY, which
  * MADV_DOFORK cannot clear on a VM_IO mapping), never pinned or read
  * through GUP (VM_IO), never grown, never dumped.
@@ -175,21 +217,16 @@ static void mrmon_vma_flags(struct vm_area_struct *vma)
  */
 static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct mrmon_ctx *ctx = file->private_data;
+	int ret = mrmon_map_check(file->private_data, vma->vm_mm, vma->vm_flags,
+				  vma->vm_pgoff, vma_pages(vma));
 
-	if (vma->vm_mm != ctx->mm || current->mm != ctx->mm)
-		return -EPERM;
-	/* Pairs with mrmon_setup()'s release: the map is complete. */
-	if (!smp_load_acquire(&ctx->setup_done))
-		return -EBADFD;
-	if (vma->vm_flags & VM_WRITE)
-		return -EPERM;
-	if (vma->vm_pgoff || vma_pages(vma) > ctx->npages)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	mrmon_vma_flags(vma);
 	vma->vm_ops = &mrmon_vm_ops;
 	return 0;
 }
+#endif
 
 #define MRMON_READ_BATCH 8
 
@@ -268,7 +305,11 @@ static const struct file_operations mrmon_fops = {
 	.open = mrmon_open,
 	.release = mrmon_release,
 	.unlocked_ioctl = mrmon_ioctl,
+#ifdef MRMON_HAVE_MMAP_PREPARE
+	.mmap_prepare = mrmon_mmap_prepare,
+#else
 	.mmap = mrmon_mmap,
+#endif
 	.read = mrmon_read,
 	.poll = mrmon_poll,
 };

@@ -6,6 +6,8 @@
 # $(BUILD)/kmod, $(BUILD)/guest); any other kernel has its own cache
 # (build/guest-cache/KERNEL), module ($(BUILD)/kmod-KERNEL) and guest
 # output ($(BUILD)/guest-KERNEL), so several kernels coexist.
+# GUEST_KERNEL=debug-6.12 is built here (mk/guest-debug.mk); its cache
+# names its build tree in kdir, used instead of /usr/src/linux-headers-*.
 # KDIR=/path/to/kernel/build overrides the headers (e.g. a newer kernel).
 GUEST_KERNEL ?= 6.1
 GUEST_KSUFFIX := $(if $(filter 6.1,$(GUEST_KERNEL)),,-$(GUEST_KERNEL))
@@ -27,6 +29,14 @@ $(KMOD_KO): $(KMOD_SRC) $(if $(KDIR),,$(GUEST_CACHE)/kver)
 	@rm -rf $(KMOD_OUT) && mkdir -p $(KMOD_OUT)/include/uapi/linux
 	cp kmod/Kbuild kmod/*.c kmod/*.h $(KMOD_OUT)/
 	cp include/uapi/linux/mrmon.h $(KMOD_OUT)/include/uapi/linux/
-	kdir=$${KDIR:-/usr/src/linux-headers-$$(cat $(GUEST_CACHE)/kver)}; \
+	kdir=$${KDIR:-$$(cat $(GUEST_CACHE)/kdir 2>/dev/null || echo /usr/src/linux-headers-$$(cat $(GUEST_CACHE)/kver))}; \
 	sh kmod/probe.sh $$kdir kmod $(KMOD_OUT) && \
 	MAKEFLAGS= $(MAKE) -C $$kdir M=$(abspath $(KMOD_OUT)) modules
+
+# What each compile probe resolves to on 6.1 and 6.12, against
+# kmod/probes/expected.txt, and the module built with those answers
+# (kmod/probe-check.sh; host only, about a minute).
+CHECK_SUITES += check-kmod-probes
+.PHONY: check-kmod-probes
+check-kmod-probes:
+	@bash kmod/probe-check.sh --results $(RESULTS) --work $(abspath $(BUILD))/kmod-probes
