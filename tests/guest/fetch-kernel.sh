@@ -7,6 +7,9 @@
 #   6.1-rt   the newest linux-image-6.1.0-N-rt-amd64-unsigned
 #   6.12     the newest linux-image-6.12.N+deb12-amd64-unsigned
 #   6.12-rt  the newest linux-image-6.12.N+deb12-rt-amd64-unsigned
+#   debug-6.12  not Debian's image: built here from linux-source-6.12 with
+#            KASAN, lockdep and the lockup detectors (scripts/debug-kernel.sh;
+#            long the first time: docs/mrmon.md), its build tree in CACHE/kdir
 # "Newest" is resolved once: a cache that holds a kernel keeps it until the
 # cache is removed, so runs stay comparable.  Writes CACHE/kver last, so an
 # interrupted fetch is redone.
@@ -14,6 +17,7 @@
 set -euo pipefail
 cache=$1 kernel=${2:-6.1}
 mkdir -p "$cache"
+[ "$kernel" != debug-6.12 ] || exec bash "$(dirname "$0")/../../scripts/debug-kernel.sh" "$cache"
 [ -s "$cache/kver" ] && [ -d "/usr/src/linux-headers-$(cat "$cache/kver")" ] && exit 0
 
 # The newest package named PREFIX<n>SUFFIX whose image and headers apt can
@@ -35,7 +39,7 @@ case $kernel in
 6.1-rt) pkg=$(newest linux-image-6.1.0- -rt-amd64-unsigned) ;;
 6.12) pkg=$(newest linux-image-6.12. +deb12-amd64-unsigned) ;;
 6.12-rt) pkg=$(newest linux-image-6.12. +deb12-rt-amd64-unsigned) ;;
-*) echo "fetch-kernel: unknown kernel '$kernel' (6.1, 6.1-rt, 6.12, 6.12-rt)" >&2; exit 2 ;;
+*) echo "fetch-kernel: unknown kernel '$kernel' (6.1, 6.1-rt, 6.12, 6.12-rt, debug-6.12)" >&2; exit 2 ;;
 esac
 if [ -z "$pkg" ]; then
 	echo "fetch-kernel: no Debian package for kernel $kernel (run apt-get update?)" >&2

@@ -4,23 +4,31 @@
 # tests/guest/guest.sh inside, then add the guest's result lines and a
 # kernel-log verdict to the results file.
 #   run.sh --cache DIR --out DIR --build DIR --results FILE
-#          [--kernel 6.1|6.1-rt|6.12|6.12-rt] [--kmod DIR (BUILD/kmod)]
+#          [--kernel 6.1|6.1-rt|6.12|6.12-rt|debug-6.12] [--kmod DIR (BUILD/kmod)]
 #          [--modules "m1 m2"] [--suites "a.sh b.sh"] [--mem 1G] [--timeout S]
 #          [--smp N (2)] [--net "QEMU NETDEV ARGS" (none: -nic none)]
+#          [--label NAME] [--expect-reports "NAME1 NAME2"]
 # Result lines name the kernel: "guest/NAME" on the default 6.1,
-# "guest-KERNEL/NAME" on any other (the suites write "guest..."; the
-# prefix is added here, so one results file holds several kernels).
-# Fails on any failed test, a missing guest verdict, or a WARNING/BUG/Oops/
-# lockdep/KASAN report in the guest's kernel log.
+# "guest-KERNEL/NAME" on any other, "guest-LABEL/NAME" with --label (the
+# suites write "guest..."; the prefix is added here, so one results file
+# holds several kernels and module builds).
+# Fails on any failed test, a missing guest verdict, or a report in the
+# guest's kernel log (kernel_reports below: WARNING/BUG/Oops, lockdep,
+# KASAN, KCSAN, UBSAN, the lockup and hung-task detectors, RCU stalls).
+# --expect-reports is the control of that check (tests/guest/control/):
+# the suite brackets each deliberate report with a kmsg line
+# "mrcache-control: begin NAME", and each NAME's section of the log alone
+# must make the check fail ("PASS .../control-NAME-caught").
 set -u
 cache= out= build= results= modules= suites= mem=1G timeout_s=600 kernel=6.1 kmod=
-smp=2 net="-nic none"
+smp=2 net="-nic none" label= expect=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;;
 	--kernel) kernel=$2 ;; --kmod) kmod=$2 ;;
 	--results) results=$2 ;; --modules) modules=$2 ;; --suites) suites=$2 ;;
 	--mem) mem=$2 ;; --timeout) timeout_s=$2 ;;
+	--label) label=$2 ;; --expect-reports) expect=$2 ;;
 	--smp) smp=$2 ;; --net) net=$2 ;;	# tests/cluster/run.sh: two linked guests
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -31,6 +39,7 @@ cache=$(realpath -m "$cache") out=$(realpath -m "$out") build=$(realpath -m "$bu
 kmod=$(realpath -m "${kmod:-$build/kmod}")
 suite=guest
 [ "$kernel" = 6.1 ] || suite=guest-$kernel
+[ -z "$label" ] || suite=guest-$label
 mkdir -p "$(dirname "$results")"
 
 fail_setup() {
@@ -124,13 +133,33 @@ if [ ! -f "$out/res/guest.rc" ]; then
 	echo "FAIL $suite/boot" >>"$results"
 	status=1
 fi
-# The guest kernel's own verdict on what the tests did to it.
-pat='WARNING:|BUG:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|general protection|Call Trace'
-if [ -f "$out/res/dmesg.txt" ] && ! grep -aEq "$pat" "$out/res/dmesg.txt" "$out/console.log"; then
+# The guest kernel's own verdict on what the tests did to it: the first
+# line of every report the kernel's checkers print.  "BUG:" covers KASAN
+# ("BUG: KASAN: slab-out-of-bounds"), KCSAN ("BUG: KCSAN: data-race"),
+# DEBUG_ATOMIC_SLEEP ("BUG: sleeping function called from invalid
+# context"), the soft-lockup ("watchdog: BUG: soft lockup") and workqueue
+# detectors; "WARNING:" covers lockdep ("WARNING: possible circular
+# locking dependency detected", "... recursive locking ...", "...
+# inconsistent lock state", "... suspicious RCU usage") and WARN_ON.  The
+# hard-lockup and hung-task detectors and RCU stalls say neither.
+pat='WARNING:|BUG:|BUG at|Oops|KASAN|KCSAN|UBSAN|general protection|Call Trace|hard LOCKUP|INFO: task .* blocked for more than|detected stall|turning off the locking correctness validator|Kernel panic'
+kernel_reports() { grep -aE "$pat" "$@"; }
+if [ -n "$expect" ]; then
+	for name in $expect; do
+		if [ -f "$out/res/dmesg.txt" ] &&
+			awk -v n="$name" '/mrcache-control: begin / { on = ($NF == n) } on' "$out/res/dmesg.txt" | kernel_reports -q; then
+			echo "PASS $suite/control-$name-caught" >>"$results"
+		else
+			echo "FAIL $suite/control-$name-caught: no report after 'mrcache-control: begin $name'"
+			echo "FAIL $suite/control-$name-caught" >>"$results"
+			status=1
+		fi
+	done
+elif [ -f "$out/res/dmesg.txt" ] && ! kernel_reports -q "$out/res/dmesg.txt" "$out/console.log"; then
 	echo "PASS $suite/kernel-log" >>"$results"
 else
 	echo "FAIL $suite/kernel-log:"
-	grep -aE -A12 "$pat" "$out/res/dmesg.txt" "$out/console.log" 2>/dev/null | head -60 | sed 's/^/    | /'
+	kernel_reports -A12 "$out/res/dmesg.txt" "$out/console.log" 2>/dev/null | head -60 | sed 's/^/    | /'
 	echo "FAIL $suite/kernel-log" >>"$results"
 	status=1
 fi
