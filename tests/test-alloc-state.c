@@ -102,14 +102,6 @@ static int in_child(int (*fn)(enum mrcache_monitor_kind), enum mrcache_monitor_k
 	return WEXITSTATUS(status) <= CHILD_BROKEN ? WEXITSTATUS(status) : CHILD_BROKEN;
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZER_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZER_BUILD 1
-#endif
-#endif
-
 int main(void)
 {
 	static const enum mrcache_monitor_kind kinds[] = {
@@ -118,7 +110,7 @@ int main(void)
 	};
 	int ran = 0;
 
-#ifdef SANITIZER_BUILD
+#ifdef TEST_SANITIZED
 	SKIP("malloc is the sanitizer's here, not glibc's: no mmap threshold to check");
 #endif
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -24,14 +24,6 @@
 #define BLOCK (32 << 10)
 #define MANY 70
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZER_ALLOCATOR 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZER_ALLOCATOR 1
-#endif
-#endif
-
 struct job {
 	struct oracle *o;
 	struct mrcache *c;
@@ -152,7 +144,7 @@ int main(void)
 	};
 	int failed = 0, hooks_passed = 0, control = 0;
 
-#ifdef SANITIZER_ALLOCATOR
+#ifdef TEST_SANITIZED
 	SKIP("malloc is the sanitizer's here, not glibc's: nothing of glibc's to check");
 #endif
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -21,14 +21,6 @@
 
 #define CASE_SKIP 77
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZER_ALLOCATOR 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZER_ALLOCATOR 1
-#endif
-#endif
-
 struct gcase {
 	const char *name;
 	/* Allocate, cache with get(), free, reallocate at the same address;
@@ -260,7 +252,7 @@ int main(void)
 	};
 	int failed = 0, passed_hooks = 0;
 
-#ifdef SANITIZER_ALLOCATOR
+#ifdef TEST_SANITIZED
 	SKIP("malloc is the sanitizer's here, not glibc's: nothing of glibc's to check");
 #endif
 

@@ -83,14 +83,6 @@ static int run(const char *name, char *out, size_t len)
 	return sh(cmd, out, len);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZER_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZER_BUILD 1
-#endif
-#endif
-
 int main(void)
 {
 	const char *b = getenv("MRCACHE_BUILD");
@@ -99,7 +91,7 @@ int main(void)
 
 	if (!b)
 		SKIP("MRCACHE_BUILD is not set (run through tests/run.sh)");
-#ifdef SANITIZER_BUILD
+#ifdef TEST_SANITIZED
 	/* .ci/run builds only tests and tools with SAN=: no .pc, no .so. */
 	SKIP("a sanitizer build has no pkg-config file or shared library to link");
 #endif

@@ -33,14 +33,9 @@
 #define CHILD_TIMEOUT_S 60
 
 /* A sanitizer's free() takes its allocator's locks: not from a handler. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifdef TEST_SANITIZED
 #define FREE_IN_HANDLER 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define FREE_IN_HANDLER 0
-#endif
-#endif
-#ifndef FREE_IN_HANDLER
+#else
 #define FREE_IN_HANDLER 1
 #endif
 

@@ -42,4 +42,15 @@ static inline int test_result(void)
 	return test_failures ? 1 : 0;
 }
 
+/* TEST_SANITIZED: built with ASan or TSan, whose malloc replaces glibc's
+ * (no glibc chunk headers, arenas or mmap threshold; free() takes the
+ * sanitizer's locks), and which .ci/run builds with tests and tools only. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TEST_SANITIZED 1
+#endif
+#endif
+
 #endif
