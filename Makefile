@@ -158,12 +158,17 @@ demo: all
 	$(BUILD)/tools/mrc-demo
 
 # The README's second command: every suite, one summary line at the end.
+# Each suite's wall time goes to $(BUILD)/timings.txt (TIMINGS=), printed
+# before the summary: where the run's time goes (README.md, Tests).
+TIMINGS ?= $(abspath $(BUILD))/timings.txt
 check:
-	@rm -f $(BUILD)/results.txt
+	@rm -f $(BUILD)/results.txt $(TIMINGS)
 	@$(MAKE) --no-print-directory all
 	@status=0; for s in $(CHECK_SUITES); do \
+	  t0=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$s RESULTS=$(abspath $(BUILD))/results.txt || status=1; \
-	done; bash tests/summary.sh $(BUILD)/results.txt && exit $$status
+	  echo "$$s $$(( $$(date +%s) - t0 ))" >>$(TIMINGS); \
+	done; bash tests/timings.sh $(TIMINGS); bash tests/summary.sh $(BUILD)/results.txt && exit $$status
 
 RESULTS ?= $(abspath $(BUILD))/results.txt
 TEST_TIMEOUT ?= 300
