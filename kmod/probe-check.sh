@@ -3,7 +3,9 @@
 # The compile probes, checked: kmod/probe.sh against every 6.1 and 6.12
 # header set installed here, each probe's answer printed beside the one
 # kmod/probes/expected.txt gives, and the module built with those answers
-# (so a fallback is seen to build).  Plus a guard that kmod/ reads no page
+# (so a fallback is seen to build), with W=1 and sparse: no diagnostic
+# (scripts/kmod-lint.sh runs this script for that part of the lint, so
+# CI builds the module once per kernel here).  Plus a guard that kmod/ reads no page
 # tables itself: the lockless page-table accessors (ptep_get_lockless,
 # pmdp_get_lockless, pte_offset_map*) change between releases, and
 # hmm_range_fault() is the module's only way to PFNs.
@@ -34,6 +36,8 @@ for c in "$src"/kmod/probes/*.c; do
 	grep -q "^$name " "$expected" || result FAIL "probe-$name-expected" "no row in kmod/probes/expected.txt"
 done
 
+sparse=C=2 lint=sparse-w1
+command -v sparse >/dev/null || { sparse= lint=w1; result SKIP sparse "sparse not installed"; }
 for kdir in /usr/src/linux-headers-6.1.*-amd64 /usr/src/linux-headers-6.12.*-amd64; do
 	[ -d "$kdir" ] || continue
 	kver=${kdir#/usr/src/linux-headers-}
@@ -51,11 +55,14 @@ for kdir in /usr/src/linux-headers-6.1.*-amd64 /usr/src/linux-headers-6.12.*-amd
 		[ "$got" = "$want" ] || bad=1
 	done < <(awk -v c="$col" '!/^#/ && NF { print $1, $c }' "$expected")
 	if [ "$bad" = 0 ]; then result PASS "probes-$kver"; else result FAIL "probes-$kver" "see $out/probe-build/probe.log"; fi
-	if MAKEFLAGS= make -C "$kdir" M="$out" modules >"$out/build.log" 2>&1 && [ -f "$out/mrmon.ko" ]; then
+	# The same build is the lint's: W=1, and sparse (C=2) when installed.
+	if MAKEFLAGS= make -C "$kdir" M="$out" W=1 $sparse modules >"$out/build.log" 2>&1 && [ -f "$out/mrmon.ko" ]; then
 		result PASS "probes-build-$kver"
 	else
 		result FAIL "probes-build-$kver" "the module does not build with these answers ($out/build.log)"
 	fi
+	diags=$(grep -E 'warning:|error:' "$out/build.log")
+	if [ -z "$diags" ]; then result PASS "$lint-$kver"; else result FAIL "$lint-$kver"; echo "$diags"; fi
 done
 
 # The answers must not depend on the caller's make flags: under `make -n`

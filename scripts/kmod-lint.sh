@@ -3,7 +3,8 @@
 # line each: checkpatch.pl --strict and kernel-doc (from Debian's
 # linux-source-6.12) and
 # sparse with W=1 (make C=2) against every kernel's headers installed here
-# (6.1, the guest's, and 6.12 if present).  Each check has a control: a
+# (6.1, the guest's, and 6.12 if present, and their RT flavours), in
+# kmod/probe-check.sh's one build per kernel.  Each check has a control: a
 # planted defect must make it fail, or the check proves nothing.
 #   kmod-lint.sh --results FILE --work DIR
 set -u
@@ -59,29 +60,18 @@ else
 	fi
 fi
 
-# sparse and W=1: build a copy, as mk/kmod.mk does, forcing the checker.
-lint_build() {	# KDIR DIR FILES... -> compiler and sparse diagnostics
-	local kdir=$1 dir=$2
-	shift 2
-	rm -rf "$dir" && mkdir -p "$dir/include/uapi/linux"
-	cp "$@" "$dir/"
-	cp "$src/include/uapi/linux/mrmon.h" "$dir/include/uapi/linux/"
-	sh "$src/kmod/probe.sh" "$kdir" "$src/kmod" "$dir" >/dev/null 2>&1
-	MAKEFLAGS= make -C "$kdir" M="$dir" W=1 C=2 modules 2>&1 | grep -E 'warning:|error:'
-}
-command -v sparse >/dev/null || { result SKIP sparse "sparse not installed"; exit $status; }
-for kdir in /usr/src/linux-headers-*-amd64; do
-	[ -d "$kdir" ] || continue
-	kver=${kdir#/usr/src/linux-headers-}
-	out=$(lint_build "$kdir" "$work/build-$kver" "$src"/kmod/Kbuild "$src"/kmod/*.c "$src"/kmod/*.h)
-	if [ -z "$out" ]; then result PASS "sparse-w1-$kver"; else result FAIL "sparse-w1-$kver"; echo "$out"; fi
-done
-# The control: a user pointer dereferenced as a kernel one.
-mkdir -p "$work/control"
-printf '// SPDX-License-Identifier: GPL-2.0\n#include <linux/module.h>\nint mrmon_lint_bad(int __user *p);\nint mrmon_lint_bad(int __user *p) { return *p; }\nMODULE_LICENSE("GPL");\n' >"$work/control/bad.c"
-echo 'obj-m := bad.o' >"$work/control/Kbuild"
+# W=1 and sparse on every kernel's build of the module: kmod/probe-check.sh
+# builds it once per header set for its probes and checks both (result
+# lines kmod/sparse-w1-KVER).
+bash "$src/kmod/probe-check.sh" --results "$results" --work "$work/probes" || status=1
+command -v sparse >/dev/null || exit $status
+# The control: a user pointer dereferenced as a kernel one must be seen.
+control=$work/control
+rm -rf "$control" && mkdir -p "$control"
+printf '// SPDX-License-Identifier: GPL-2.0\n#include <linux/module.h>\nint mrmon_lint_bad(int __user *p);\nint mrmon_lint_bad(int __user *p) { return *p; }\nMODULE_LICENSE("GPL");\n' >"$control/bad.c"
+echo 'obj-m := bad.o' >"$control/Kbuild"
 kdir=$(ls -d /usr/src/linux-headers-*-amd64 | head -n1)
-if [ -n "$(lint_build "$kdir" "$work/build-control" "$work/control/Kbuild" "$work/control/bad.c")" ]; then
+if MAKEFLAGS= make -C "$kdir" M="$control" W=1 C=2 modules 2>&1 | grep -qE 'warning:|error:'; then
 	result PASS sparse-control
 else
 	result FAIL sparse-control "sparse did not see a __user dereference"
