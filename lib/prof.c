@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "prof.h"
 
@@ -35,14 +37,56 @@ static const char *const prof_names[MRC_PROF_KINDS] = {
  * spans: an outer span containing more loses the oldest (its own time is
  * then overstated, never negative).
  */
-#define PROF_RING 256
+#define PROF_RING 255
 struct prof_inner {
 	uint64_t end_ns;	/* when the inner span ended */
 	uint64_t before_ns;	/* the thread's inner time before it */
 };
-static __thread struct prof_inner prof_ring[PROF_RING];
-static __thread unsigned prof_ring_n;
-static __thread uint64_t prof_inner_ns;
+
+/*
+ * One page per thread that profiles, mapped at its first span, not a
+ * thread-local array: the library's TLS must stay a few bytes, or a
+ * dlopen() after start-up finds no room for it in glibc's static TLS
+ * surplus (tests/test-dlopen.c).  Raw system calls, because a span can end
+ * in a signal handler (an munmap there) and because the hooks monitor
+ * interposes munmap; the key's value is a plain store in glibc for the
+ * first keys, so setting it there is safe too.
+ */
+struct prof_thread {
+	uint64_t inner_ns;	/* the thread's inner time so far */
+	unsigned ring_n;	/* inner spans recorded so far */
+	struct prof_inner ring[PROF_RING];
+};
+_Static_assert(sizeof(struct prof_thread) <= 4096, "one page per thread");
+
+static __thread struct prof_thread *prof_self;
+static pthread_key_t prof_key;
+static int prof_key_ok;
+
+static void prof_thread_free(void *t)
+{
+	syscall(SYS_munmap, t, sizeof(struct prof_thread));
+}
+
+/* The calling thread's state, or NULL (no memory: spans keep their whole
+ * time, inner work included). */
+static struct prof_thread *prof_thread(void)
+{
+	void *p;
+
+	if (prof_self || !prof_key_ok)
+		return prof_self;
+	p = (void *)syscall(SYS_mmap, NULL, sizeof(struct prof_thread), PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (pthread_setspecific(prof_key, p)) {
+		prof_thread_free(p);
+		return NULL;
+	}
+	prof_self = p;
+	return p;
+}
 
 static int prof_is_inner(enum mrc_prof_kind kind)
 {
@@ -52,17 +96,22 @@ static int prof_is_inner(enum mrc_prof_kind kind)
 /* Inner time of this thread that ended at or after start. */
 static uint64_t prof_inner_since(uint64_t start)
 {
-	unsigned n = prof_ring_n < PROF_RING ? prof_ring_n : PROF_RING;
-	uint64_t before = prof_inner_ns;
+	struct prof_thread *t = prof_thread();
+	unsigned n;
+	uint64_t before;
 
+	if (!t)
+		return 0;
+	n = t->ring_n < PROF_RING ? t->ring_n : PROF_RING;
+	before = t->inner_ns;
 	for (unsigned i = 1; i <= n; i++) {
-		const struct prof_inner *e = &prof_ring[(prof_ring_n - i) % PROF_RING];
+		const struct prof_inner *e = &t->ring[(t->ring_n - i) % PROF_RING];
 
 		if (e->end_ns < start)
 			break;
 		before = e->before_ns;
 	}
-	return prof_inner_ns - before;
+	return t->inner_ns - before;
 }
 
 const char *mrc_prof_kind_name(enum mrc_prof_kind kind)
@@ -95,8 +144,10 @@ static void prof_dump(void)
 static void prof_setup(void)
 {
 	prof_prefix = getenv("MRCACHE_PROF");
-	if (prof_prefix && *prof_prefix && atexit(prof_dump) == 0)
+	if (prof_prefix && *prof_prefix && atexit(prof_dump) == 0) {
+		prof_key_ok = pthread_key_create(&prof_key, prof_thread_free) == 0;
 		mrc_prof_on = 1;
+	}
 }
 
 void mrc_prof_init(void)
@@ -122,9 +173,12 @@ void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
 		return;
 	prof_record(kind, ns);
 	if (prof_is_inner(kind)) {
-		prof_ring[prof_ring_n++ % PROF_RING] =
-			(struct prof_inner){ mrc_now_ns(), prof_inner_ns };
-		prof_inner_ns += ns;
+		struct prof_thread *t = prof_thread();
+
+		if (t) {
+			t->ring[t->ring_n++ % PROF_RING] = (struct prof_inner){ mrc_now_ns(), t->inner_ns };
+			t->inner_ns += ns;
+		}
 	} else if (kind == MRC_PROF_MISS || kind == MRC_PROF_INVALIDATE) {
 		now = mrc_now_ns();
 		inner = prof_inner_since(now > ns ? now - ns : 0);
