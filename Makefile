@@ -24,7 +24,7 @@ SAN         ?=
 WERROR      ?=
 # The one place the version is written: include/mrcache.h's MRCACHE_VERSION*
 # macros must say the same (tests/test-version.c asks `make print-version`).
-VERSION     := 0.1.0
+VERSION     := 0.2.0
 SOVERSION   := 0
 
 ifeq ($(SAN),)

@@ -40,9 +40,9 @@ extern "C" {
 /* The version of this header.  The Makefile's VERSION is the one source:
  * these must agree with `make print-version` (tests/test-version.c). */
 #define MRCACHE_VERSION_MAJOR	0
-#define MRCACHE_VERSION_MINOR	1
+#define MRCACHE_VERSION_MINOR	2
 #define MRCACHE_VERSION_PATCH	0
-#define MRCACHE_VERSION		"0.1.0"
+#define MRCACHE_VERSION		"0.2.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH": the one the
  * program was built against (MRCACHE_VERSION) or, for a shared library
