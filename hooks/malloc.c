@@ -57,13 +57,19 @@ extern void *__sbrk(intptr_t increment);
  * fastbin (the largest fastbin chunk under the default M_MXFAST). */
 #define FASTBIN_MAX		(64 * sizeof(size_t) / 4)
 
-/* Thread heaps met, in claim order; a claim past the end sets
- * heaps_overflow and malloc_trim() then invalidates everything.  (8
- * arenas per core, each of one heap or more: 1024 is 128 cores' worth.) */
-#define SEEN_HEAPS 1024
-static uintptr_t seen_heaps[SEEN_HEAPS];	/* atomic; 0: claimed, not yet set */
-static unsigned seen_claimed;	/* atomic: slots claimed */
-static int heaps_overflow;	/* atomic */
+/* The HEAP_MAX windows that may hold a thread heap, for malloc_trim():
+ * those of trimming frees, and those of watched ranges outside the brk
+ * heap.  Which of them really are heaps is read at malloc_trim() time,
+ * not at the watch: reading a heap's header costs two system calls
+ * (getpid, process_vm_readv), a watch must cost none.  An open-addressing
+ * set, so a watch's lookup is one probe or a few; a window it cannot
+ * place within WINDOW_PROBES sets windows_overflow, and malloc_trim() then
+ * invalidates everything.  (8 arenas per core, each of one heap or more,
+ * plus the windows of mmapped registrations: 64 GiB of them fill a 1/4.) */
+#define HEAP_WINDOWS 4096	/* a power of two */
+#define WINDOW_PROBES 64
+static uintptr_t heap_windows[HEAP_WINDOWS];	/* atomic; 0: free */
+static int windows_overflow;	/* atomic */
 static uintptr_t brk_high;	/* atomic: highest break seen */
 static uintptr_t main_heap_lo;	/* atomic: lowest break seen */
 
@@ -188,34 +194,31 @@ static void note_break(uintptr_t brk)
 		;
 }
 
-static unsigned heaps_seen(void)
+static unsigned window_slot(uintptr_t window)
 {
-	unsigned n = __atomic_load_n(&seen_claimed, __ATOMIC_ACQUIRE);
-
-	return n < SEEN_HEAPS ? n : SEEN_HEAPS;
+	/* Fibonacci hashing of the window number: neighbours spread. */
+	return (unsigned)(((uint64_t)(window / HEAP_MAX) * 0x9e3779b97f4a7c15ull) >> 52) &
+	       (HEAP_WINDOWS - 1);
 }
 
-static int heap_known(uintptr_t heap)
+/* Two threads adding the same window at once each find the other's CAS
+ * or place it once: no duplicates.  Window 0 is no heap (mmap_min_addr). */
+static void note_window(uintptr_t window)
 {
-	for (unsigned i = 0, n = heaps_seen(); i < n; i++)
-		if (__atomic_load_n(&seen_heaps[i], __ATOMIC_RELAXED) == heap)
-			return 1;
-	return 0;
-}
+	unsigned slot = window_slot(window);
 
-/* Two threads adding the same heap at once may both claim a slot: a
- * duplicate costs a second report of the same range, nothing else. */
-static void note_heap(uintptr_t heap)
-{
-	unsigned i;
-
-	if (heap_known(heap))
+	if (!window)
 		return;
-	i = __atomic_fetch_add(&seen_claimed, 1, __ATOMIC_ACQ_REL);
-	if (i < SEEN_HEAPS)
-		__atomic_store_n(&seen_heaps[i], heap, __ATOMIC_RELEASE);
-	else
-		__atomic_store_n(&heaps_overflow, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < WINDOW_PROBES; i++, slot = (slot + 1) & (HEAP_WINDOWS - 1)) {
+		uintptr_t seen = __atomic_load_n(&heap_windows[slot], __ATOMIC_ACQUIRE);
+
+		if (!seen && __atomic_compare_exchange_n(&heap_windows[slot], &seen, window, 0,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+		if (seen == window)
+			return;
+	}
+	__atomic_store_n(&windows_overflow, 1, __ATOMIC_RELEASE);
 }
 
 /* glibc's heap_info, at the start of every thread heap (malloc/arena.c,
@@ -246,15 +249,12 @@ static int is_thread_heap(uintptr_t heap)
 /* A range about to be watched may lie in a thread heap that no trimming
  * free has shown: a block freed there without a trim is discarded by the
  * next malloc_trim() all the same. */
-static void note_heap_of(uintptr_t addr)
+static void note_window_of(uintptr_t addr)
 {
-	uintptr_t heap = addr & ~(HEAP_MAX - 1);
-
 	if (addr >= __atomic_load_n(&main_heap_lo, __ATOMIC_RELAXED) &&
 	    addr < __atomic_load_n(&brk_high, __ATOMIC_RELAXED))
 		return;		/* the brk heap */
-	if (!heap_known(heap) && is_thread_heap(heap))
-		note_heap(heap);
+	note_window(addr & ~(HEAP_MAX - 1));
 }
 
 /* Could freeing this chunk make glibc trim?  Only if the chunk and its
@@ -285,7 +285,7 @@ static void chunk_before(void *p, struct chunk_info *ci)
 		ci->main_arena = 1;
 	} else if ((size_word & ~CHUNK_FLAGS) > FASTBIN_MAX && may_trim(chunk, size_word)) {
 		ci->heap = chunk & ~(HEAP_MAX - 1);
-		note_heap(ci->heap);
+		note_window(ci->heap);
 	}
 }
 
@@ -408,15 +408,15 @@ __attribute__((weak)) int malloc_trim(size_t pad)
 	hooks_report(__atomic_load_n(&main_heap_lo, __ATOMIC_RELAXED),
 		     __atomic_load_n(&brk_high, __ATOMIC_RELAXED), MRCACHE_CAUSE_DISCARD);
 	note_break(current_break());
-	if (__atomic_load_n(&heaps_overflow, __ATOMIC_ACQUIRE)) {
-		/* Heaps beyond the table: any range may have been one. */
+	if (__atomic_load_n(&windows_overflow, __ATOMIC_ACQUIRE)) {
+		/* Windows beyond the set: any range may have been a heap. */
 		hooks_report(0, UINTPTR_MAX, MRCACHE_CAUSE_DISCARD);
 		return rc;
 	}
-	for (unsigned i = 0, n = heaps_seen(); i < n; i++) {
-		uintptr_t h = __atomic_load_n(&seen_heaps[i], __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < HEAP_WINDOWS; i++) {
+		uintptr_t h = __atomic_load_n(&heap_windows[i], __ATOMIC_ACQUIRE);
 
-		if (h)
+		if (h && is_thread_heap(h))
 			hooks_report(h, h + HEAP_MAX, MRCACHE_CAUSE_DISCARD);
 	}
 	return rc;
@@ -434,7 +434,7 @@ void hooks_malloc_note_watch(uintptr_t start, uintptr_t end)
 	note_break(current_break());
 	if (end <= start || !hooks_malloc_is_glibc())
 		return;
-	note_heap_of(start);
+	note_window_of(start);
 	if (((end - 1) ^ start) & ~(HEAP_MAX - 1))
-		note_heap_of(end - 1);
+		note_window_of(end - 1);
 }
