@@ -2,14 +2,17 @@
 # Run test programs one by one: exit 0 pass, 77 skip, anything else (or a
 # timeout) fail.  Prints one line per test and appends "RESULT suite/name"
 # to the results file so several suites add up to one summary.
-#   run.sh --suite NAME --results FILE [--timeout SECONDS] PROGRAM...
+#   run.sh --suite NAME --results FILE [--timeout SECONDS] [--before CMD] PROGRAM...
+# --before: a shell command run before each program (the module suite
+# restores mrmon's parameters with it).
 set -u
-suite=host results=/dev/null timeout_s=300
+suite=host results=/dev/null timeout_s=300 before=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--suite) suite=$2; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
+	--before) before=$2; shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
@@ -21,6 +24,7 @@ pass=0 fail=0 skip=0
 for prog in "$@"; do
 	name=$(basename "$prog")
 	log=$logdir/$name.log
+	[ -z "$before" ] || eval "$before"
 	# $EPOCHREALTIME, not date(1) and bc(1): three forks per test cost
 	# over a minute of the guest's emulated time across the suites.
 	start=${EPOCHREALTIME//[.,]/}
