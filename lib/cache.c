@@ -105,15 +105,10 @@ static struct mrcache_region *region_alloc(struct mrcache *c)
 	uint64_t old, new;
 
 	if (!c->free_regions) {
-		struct mrc_slab *slab = aligned_alloc(REGION_SLAB_BYTES, REGION_SLAB_BYTES);
+		struct mrc_slab *slab = mrc_slabset_add(&c->slabs);
 
 		if (!slab)
 			return NULL;
-		memset(slab, 0, sizeof(*slab));
-		if (mrc_slabset_add(&c->slabs, slab)) {
-			free(slab);
-			return NULL;
-		}
 		for (int i = (int)REGION_SLAB_REGIONS - 1; i >= 0; i--) {
 			r = &slab->hot[i];
 			r->refstate = REF_DEAD | REF_RECLAIMED;
@@ -140,17 +135,6 @@ static void region_free(struct mrcache *c, struct mrcache_region *r)
 {
 	region_cold(r)->reg.handle = c->free_regions;
 	c->free_regions = r;
-}
-
-/* A slot of one of this cache's slabs?  Never dereferences r: it may be
- * anything a caller passed (another cache's region, garbage). */
-int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r)
-{
-	const struct mrc_slab *s = region_slab(r);
-	uintptr_t off = (uintptr_t)r - (uintptr_t)s;
-
-	return off < sizeof(s->hot) && off % sizeof(*r) == 0 &&
-	       mrc_slabset_has(&c->slabs, s);
 }
 
 static void region_set_range(struct mrcache_region *r, uintptr_t start,
@@ -819,7 +803,7 @@ int mrcache_progress(struct mrcache *c)
 
 static void cache_free(struct mrcache *c)
 {
-	mrc_slabset_fini(&c->slabs, free);
+	mrc_slabset_fini(&c->slabs);
 	mrc_lru_fini(&c->lru);
 	mrc_index_destroy(c->index);
 	pthread_mutex_destroy(&c->lock);
@@ -839,7 +823,7 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 	pthread_once(&fork_once, fork_handler_install);
 	c->fork_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
 	pthread_mutex_init(&c->lock, NULL);
-	mrc_lru_init(&c->lru);
+	mrc_lru_init(&c->lru, &c->slabs);
 	mrc_prof_init();
 	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	rc = mrc_config_resolve(cfg, &c->cfg);

@@ -83,7 +83,17 @@ int mrc_cache_reentered(const struct mrcache *c, const char *fn);
 void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
 		     enum mrcache_cause cause, int evicted);
 int mrc_cache_drain_locked(struct mrcache *c);
-int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r);
+
+/* A slot of one of this cache's slabs?  Never dereferences r: it may be
+ * anything a caller passed (another cache's region, garbage).  Inline:
+ * every mrcache_put asks. */
+static inline int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r)
+{
+	uintptr_t off = (uintptr_t)r & (REGION_SLAB_BYTES - 1);
+
+	return off < sizeof(((struct mrc_slab *)0)->hot) && off % sizeof(*r) == 0 &&
+	       mrc_slabset_has(&c->slabs, r);
+}
 
 /* cache.c: mrcache_create() for a config of this library's size. */
 int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out);

@@ -1,29 +1,64 @@
 /* SPDX-License-Identifier: MIT */
 /* lru.c - the min-heap behind mrc_lru_* (see lru.h). */
 #include <errno.h>
-#include <stdlib.h>
+#include <string.h>
 #include "lru.h"
 #include "region.h"
 
 #define NOT_IN_HEAP UINT32_MAX
 
-void mrc_lru_init(struct mrc_lru *lru)
+void mrc_lru_init(struct mrc_lru *lru, const struct mrc_slabset *slabs)
 {
-	lru->heap = NULL;
-	lru->count = lru->capacity = lru->holes = 0;
+	memset(lru, 0, sizeof(*lru));
+	lru->regions = &slabs->arena;
 }
 
 void mrc_lru_fini(struct mrc_lru *lru)
 {
-	free(lru->heap);
-	mrc_lru_init(lru);
+	mrc_arena_release(&lru->arena);
+	lru->heap = NULL;
+	lru->count = lru->capacity = lru->holes = 0;
+}
+
+static uint32_t region_id(const struct mrc_lru *lru, const struct mrcache_region *r)
+{
+	return (uint32_t)(r - (const struct mrcache_region *)lru->regions->base);
+}
+
+/* Entries the heap may ever need: two per region of the slab arena (at
+ * most 357 million: a uint32_t capacity).  Under an address-space limit
+ * the reservation may be smaller, and so the cache's capacity. */
+static size_t heap_bytes_max(const struct mrc_lru *lru)
+{
+	return lru->regions->reserved / REGION_SLAB_BYTES * REGION_SLAB_REGIONS * 2 *
+	       sizeof(struct mrc_lru_entry);
+}
+
+/* Twice the room (reserved at the first add).  Growing only makes more
+ * of the arena usable: pages the heap never reaches are never resident. */
+static int grow(struct mrc_lru *lru)
+{
+	size_t cap = lru->capacity ? 2 * (size_t)lru->capacity : 4096 / sizeof(*lru->heap);
+	size_t max;
+
+	if (!lru->arena.base &&
+	    mrc_arena_reserve(&lru->arena, heap_bytes_max(lru), 1u << 20, 4096))
+		return -ENOMEM;
+	max = lru->arena.reserved / sizeof(*lru->heap);
+	if (cap > max)
+		cap = max;
+	if (cap <= lru->capacity || mrc_arena_grow(&lru->arena, cap * sizeof(*lru->heap)))
+		return -ENOMEM;
+	lru->heap = (struct mrc_lru_entry *)lru->arena.base;
+	lru->capacity = (uint32_t)cap;
+	return 0;
 }
 
 static void place(struct mrc_lru *lru, uint32_t pos, struct mrc_lru_entry e)
 {
 	lru->heap[pos] = e;
-	if (e.r)
-		region_cold(e.r)->lru_pos = pos;
+	if (e.id != MRC_LRU_HOLE)
+		region_cold(mrc_lru_region(lru, e.id))->lru_pos = pos;
 }
 
 static void sift_up(struct mrc_lru *lru, uint32_t pos)
@@ -75,31 +110,28 @@ static void compact(struct mrc_lru *lru)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < lru->count; i++)
-		if (lru->heap[i].r)
+		if (lru->heap[i].id != MRC_LRU_HOLE)
 			lru->heap[n++] = lru->heap[i];
 	lru->count = n;
 	lru->holes = 0;
 	for (uint32_t i = 0; i < n; i++)
-		region_cold(lru->heap[i].r)->lru_pos = i;
+		region_cold(mrc_lru_at(lru, i))->lru_pos = i;
 	for (uint32_t i = n / 2; i-- > 0;)
 		sift_down(lru, i);
 }
 
 int mrc_lru_add(struct mrc_lru *lru, struct mrcache_region *r)
 {
-	struct mrc_lru_entry e = { __atomic_load_n(&r->last_use, __ATOMIC_RELAXED), r };
+	struct mrc_lru_entry e = { __atomic_load_n(&r->last_use, __ATOMIC_RELAXED),
+				   region_id(lru, r) };
 
-	if (lru->count == lru->capacity && lru->holes)
+	/* Compacted here, not at removal: a reclaim that empties the heap
+	 * removes each region at O(1), and the next add squeezes once. */
+	if (lru->holes && (lru->count == lru->capacity ||
+			   (lru->holes > 32 && lru->holes * 2 > lru->count)))
 		compact(lru);
-	if (lru->count == lru->capacity) {
-		uint32_t cap = lru->capacity ? lru->capacity * 2 : 64;
-		struct mrc_lru_entry *heap = realloc(lru->heap, cap * sizeof(*heap));
-
-		if (!heap)
-			return -ENOMEM;
-		lru->heap = heap;
-		lru->capacity = cap;
-	}
+	if (lru->count == lru->capacity && grow(lru))
+		return -ENOMEM;
 	place(lru, lru->count++, e);
 	sift_up(lru, lru->count - 1);
 	return 0;
@@ -109,17 +141,15 @@ void mrc_lru_remove(struct mrc_lru *lru, struct mrcache_region *r)
 {
 	uint32_t pos = region_cold(r)->lru_pos;
 
-	if (pos == NOT_IN_HEAP || pos >= lru->count || lru->heap[pos].r != r)
+	if (pos == NOT_IN_HEAP || pos >= lru->count || lru->heap[pos].id != region_id(lru, r))
 		return;
 	region_cold(r)->lru_pos = NOT_IN_HEAP;
-	lru->heap[pos].r = NULL;
+	lru->heap[pos].id = MRC_LRU_HOLE;
 	lru->holes++;
-	while (lru->count && !lru->heap[lru->count - 1].r) {
+	while (lru->count && lru->heap[lru->count - 1].id == MRC_LRU_HOLE) {
 		lru->count--;
 		lru->holes--;
 	}
-	if (lru->holes > 32 && lru->holes * 2 > lru->count)
-		compact(lru);
 }
 
 struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
@@ -132,23 +162,24 @@ struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
 	 * and put back afterwards. */
 	while (lru->count > 0) {
 		struct mrc_lru_entry e = lru->heap[0];
+		struct mrcache_region *r = mrc_lru_region(lru, e.id);
 		uint64_t used;
 
-		if (!e.r) {
+		if (!r) {
 			lru->holes--;
 			remove_root(lru);
 			continue;
 		}
-		used = __atomic_load_n(&e.r->last_use, __ATOMIC_RELAXED);
+		used = __atomic_load_n(&r->last_use, __ATOMIC_RELAXED);
 		if (used != e.key) {
 			lru->heap[0].key = used;
 			sift_down(lru, 0);
 			continue;
 		}
 		remove_root(lru);
-		if (usable(e.r)) {
-			region_cold(e.r)->lru_pos = NOT_IN_HEAP;
-			victim = e.r;
+		if (usable(r)) {
+			region_cold(r)->lru_pos = NOT_IN_HEAP;
+			victim = r;
 			break;
 		}
 		refused++;

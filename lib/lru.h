@@ -11,32 +11,47 @@
  * least its heap key, which is at least this one's.  All operations run
  * under the cache lock.
  *
- * Keys live in the heap entries, beside the pointers, so a sift compares
+ * Keys live in the heap entries, beside the region ids, so a sift compares
  * entries of one array and touches a region only to note its new position.
  * A removal (invalidation, merge: the common case, in bulk during reclaim)
- * leaves a hole, an entry whose region is NULL, at O(1): holes keep their
+ * leaves a hole, an entry with no region, at O(1): holes keep their
  * key, so the heap order holds; pops discard the holes they reach, and the
- * heap is rebuilt without them once they are half of it.
+ * next add rebuilds the heap without them once they are half of it.
  */
 #ifndef MRC_LRU_H
 #define MRC_LRU_H
 
 #include <stdint.h>
+#include "arena.h"
+#include "region.h"
+#include "slabset.h"
 
-struct mrcache_region;
-
+/* An entry names its region by its place in the cache's slab arena
+ * (slabset.h), in units of a region: 12 bytes an entry instead of 16.
+ * Packed to 4 bytes: the key is only ever read whole, under the lock. */
 struct mrc_lru_entry {
 	uint64_t key;			/* the region's last_use when placed */
-	struct mrcache_region *r;	/* NULL: a hole left by a removal */
-};
+	uint32_t id;			/* MRC_LRU_HOLE: left by a removal */
+} __attribute__((packed, aligned(4)));
+
+#define MRC_LRU_HOLE	UINT32_MAX
+
+/* The heap array lives in an arena too: a growth moves nothing and leaves
+ * no freed copy behind, and its resident pages are the used ones.  It is
+ * reserved at the first add, when the slab arena exists, with room for
+ * twice an entry per region the slabs can hold (the capacity doubles). */
+_Static_assert(MRC_SLABSET_RESERVE / sizeof(struct mrcache_region) < MRC_LRU_HOLE,
+	       "every region of the slab arena has an id");
 
 struct mrc_lru {
-	struct mrc_lru_entry *heap;
+	struct mrc_arena arena;
+	struct mrc_lru_entry *heap;	/* arena.base */
 	uint32_t count, capacity;	/* entries, holes included */
 	uint32_t holes;
+	const struct mrc_arena *regions;	/* the slabs' arena: ids count from its base */
 };
 
-void mrc_lru_init(struct mrc_lru *lru);
+void mrc_lru_init(struct mrc_lru *lru, const struct mrc_slabset *slabs);
 void mrc_lru_fini(struct mrc_lru *lru);
 int mrc_lru_add(struct mrc_lru *lru, struct mrcache_region *r);
 void mrc_lru_remove(struct mrc_lru *lru, struct mrcache_region *r);
@@ -44,11 +59,18 @@ void mrc_lru_remove(struct mrc_lru *lru, struct mrcache_region *r);
  * heap; NULL when none is.  Regions refused stay in the heap. */
 struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
 				   int (*usable)(const struct mrcache_region *r));
+static inline struct mrcache_region *mrc_lru_region(const struct mrc_lru *lru, uint32_t id)
+{
+	if (id == MRC_LRU_HOLE)
+		return NULL;
+	return (struct mrcache_region *)lru->regions->base + id;
+}
+
 /* The region of entry i (0 <= i < count), NULL for a hole: a walk over
  * every cached region, in no order. */
 static inline struct mrcache_region *mrc_lru_at(const struct mrc_lru *lru, uint32_t i)
 {
-	return lru->heap[i].r;
+	return mrc_lru_region(lru, lru->heap[i].id);
 }
 
 #endif

@@ -1,40 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slabset.h - the set of one cache's region slabs: is this pointer one of
- * our regions?  O(1), and it never dereferences the pointer asked about,
- * so a pointer into no slab at all (another cache's, garbage, unmapped)
- * is answered safely.
+ * slabset.h - one cache's region slabs, side by side in one arena
+ * (arena.h): is this pointer one of our slabs?  Two compares, and it never
+ * dereferences the pointer asked about, so a pointer into no slab at all
+ * (another cache's, garbage, unmapped) is answered safely.
  *
- * An open-addressing hash set of slab addresses that only grows.  Adds
- * run under the cache lock; lookups run anywhere, without it (mrcache_put
- * takes no lock).  A growth publishes a new table and keeps the old ones
- * until mrc_slabset_fini(), so a reader still probing an old table reads
- * valid memory (all tables together are at most twice the newest).  A
- * reader may miss a slab added concurrently, which is harmless: a region
- * of it reached the reader only through the get that added the slab, and
- * that get's unlock orders the publication before the reader.
+ * Slabs are handed out from the bottom of the arena up and never move or
+ * go back before mrc_slabset_fini(); adds run under the cache lock,
+ * lookups anywhere (mrcache_put takes no lock).  A reader may miss a slab
+ * added concurrently, which is harmless: a region of it reached the
+ * reader only through the get that added the slab, and that get's unlock
+ * orders the publication before the reader.
  */
 #ifndef MRC_SLABSET_H
 #define MRC_SLABSET_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "arena.h"
 
-struct mrc_slabset_table {
-	struct mrc_slabset_table *older;	/* kept for readers, freed at fini */
-	size_t mask;				/* slots - 1, a power of two minus 1 */
-	uintptr_t slot[];			/* atomic; 0: empty */
-};
+/* Address space for one cache's slabs: 524,288 slabs, 178 million
+ * regions; only what is used is ever backed.  Under an address-space
+ * limit, less (down to 64 MiB, 698,368 regions), and that many regions
+ * is then the most the cache can hold (a miss beyond gets -ENOMEM).
+ * With pages larger than a slab, a slab may share its page with the next. */
+#define MRC_SLABSET_RESERVE	(16ull << 30)
+#define MRC_SLABSET_RESERVE_MIN	(64ull << 20)
 
 struct mrc_slabset {
-	struct mrc_slabset_table *table;	/* atomic: the newest */
-	size_t count;				/* under the cache lock */
+	struct mrc_arena arena;
+	size_t count;		/* slabs handed out; under the cache lock */
 };
 
-/* Add a slab (aligned to REGION_SLAB_BYTES).  0 or -ENOMEM. */
-int mrc_slabset_add(struct mrc_slabset *s, const void *slab);
-int mrc_slabset_has(const struct mrc_slabset *s, const void *slab);
-/* Call f on every slab (no concurrent add), then free the set itself. */
-void mrc_slabset_fini(struct mrc_slabset *s, void (*f)(void *slab));
+/* A new zeroed slab (aligned to REGION_SLAB_BYTES), or NULL when out of
+ * memory or address space. */
+void *mrc_slabset_add(struct mrc_slabset *s);
+
+static inline int mrc_slabset_has(const struct mrc_slabset *s, const void *slab)
+{
+	return mrc_arena_holds(&s->arena, slab);
+}
+
+/* Unmap every slab. */
+void mrc_slabset_fini(struct mrc_slabset *s);
 
 #endif

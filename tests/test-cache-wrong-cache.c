@@ -4,7 +4,8 @@
  * changes nothing: a region of another cache (held, or invalidated so
  * that its last put deregisters it: the other cache's backend must not
  * see that deregistration), a pointer into a region slot but not at its
- * start, into the cold half of its slab, a fake region that
+ * start, into the cold half of its slab, into the part of its slab
+ * arena that is reserved but not in use yet, a fake region that
  * looks held, and a slot-aligned pointer into memory that is not
  * readable at all (the check must not dereference it).  Controls: the
  * right cache takes each of its own regions back.
@@ -83,6 +84,9 @@ static void not_a_slot(struct two *t)
 	CHECK_EQ(mrcache_put(t->a, (struct mrcache_region *)region_cold(ra)), -EINVAL);
 	CHECK_EQ(mrcache_put(t->a, (struct mrcache_region *)(slab + REGION_SLAB_BYTES - 64)),
 		 -EINVAL);
+	/* The next slab of A's slab arena: reserved but not in use yet, so
+	 * PROT_NONE (lib/arena.h): any access would fault. */
+	CHECK_EQ(mrcache_put(t->a, (struct mrcache_region *)(slab + REGION_SLAB_BYTES)), -EINVAL);
 	CHECK_EQ(mrcache_region_length(ra), PAGE);
 	CHECK_EQ(mrcache_put(t->a, ra), 0);
 	CHECK_EQ(t->tba.bad_deregs, 0);

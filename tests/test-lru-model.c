@@ -14,16 +14,20 @@
 #include "region.h"
 #include "testutil.h"
 
-#define N 300
+/* Regions over several slabs: entries name regions by their place in the
+ * slab arena. */
+#define N 1000
+#define SLABS ((int)((N + REGION_SLAB_REGIONS - 1) / REGION_SLAB_REGIONS))
 
-static struct mrc_slab *slab;
+static struct mrc_slabset set;
+static struct mrc_slab *slab[SLABS];
 static int in_lru[N];
 static int refused[N];
 static uint64_t used[N];	/* the model's copy of last_use */
 
 static struct mrcache_region *reg(int i)
 {
-	return &slab[i / REGION_SLAB_REGIONS].hot[i % REGION_SLAB_REGIONS];
+	return &slab[i / REGION_SLAB_REGIONS]->hot[i % REGION_SLAB_REGIONS];
 }
 
 static int index_of(const struct mrcache_region *r)
@@ -53,18 +57,18 @@ static uint64_t model_min(void)
 
 int main(void)
 {
-	size_t slabs = (N + REGION_SLAB_REGIONS - 1) / REGION_SLAB_REGIONS;
 	struct mrc_lru lru;
 	unsigned seed = 777;
 	uint64_t clock = 1;
 	int wrong = 0, pops = 0;
 
-	slab = aligned_alloc(REGION_SLAB_BYTES, slabs * REGION_SLAB_BYTES);
-	CHECK(slab != NULL);
-	memset(slab, 0, slabs * REGION_SLAB_BYTES);
+	for (int i = 0; i < SLABS; i++) {
+		slab[i] = mrc_slabset_add(&set);
+		CHECK(slab[i] != NULL);
+	}
 	for (int i = 0; i < N; i++)
 		region_cold(reg(i))->lru_pos = UINT32_MAX;
-	mrc_lru_init(&lru);
+	mrc_lru_init(&lru, &set);
 	for (int op = 0; op < 200000; op++) {
 		int i = rand_r(&seed) % N;
 		int kind = rand_r(&seed) % 10;
@@ -126,6 +130,6 @@ int main(void)
 	used[0] = clock++;
 	CHECK(used[index_of(mrc_lru_pop(&lru, usable))] != model_min());
 	mrc_lru_fini(&lru);
-	free(slab);
+	mrc_slabset_fini(&set);
 	return test_result();
 }
