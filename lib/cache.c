@@ -144,19 +144,26 @@ static void region_set_range(struct mrcache_region *r, uintptr_t start,
 	__atomic_store_n(&r->end_access, end | access, __ATOMIC_RELAXED);
 }
 
-static void backend_dereg(struct mrcache *c, struct mrcache_region *r)
+/* One deregistration, without the stats (the caller times it). */
+static void dereg_one(struct mrcache *c, struct mrcache_region *r)
 {
-	uint64_t t0 = mrc_now_ns(), dt;
+	uint64_t t0 = mrc_prof_on ? mrc_now_ns() : 0;
 	int rc = c->backend->ops->dereg(c->backend, &region_cold(r)->reg);
 
-	dt = mrc_now_ns() - t0;
 	if (rc)
 		mrc_log(0, "deregistration of [%#lx, %#lx) failed: %s",
 			(unsigned long)region_start(r), (unsigned long)region_end(r), strerror(-rc));
-	c->st.deregistrations++;
-	c->st.deregister_ns += dt;
 	if (mrc_prof_on)
-		mrc_prof_add(MRC_PROF_DEREGISTER, dt);
+		mrc_prof_add(MRC_PROF_DEREGISTER, mrc_now_ns() - t0);
+}
+
+static void backend_dereg(struct mrcache *c, struct mrcache_region *r)
+{
+	uint64_t t0 = mrc_now_ns();
+
+	dereg_one(c, r);
+	c->st.deregistrations++;
+	c->st.deregister_ns += mrc_now_ns() - t0;
 }
 
 static void monitor_unwatch(struct mrcache *c, struct mrcache_region *r)
@@ -168,16 +175,23 @@ static void monitor_unwatch(struct mrcache *c, struct mrcache_region *r)
 		mrc_prof_add(MRC_PROF_WATCH, mrc_now_ns() - t0);
 }
 
-/* Unwatch and free the regions region_reclaim() queued: one call of the
- * monitor for the lot (the kernel monitor's is one UNWATCH ioctl), then
- * each region back to the free list.  Under the lock. */
+/* Deregister, unwatch and free the regions region_reclaim() queued: two
+ * clock reads time the batch's deregistrations (deregister_ns is their
+ * sum), one call of the monitor unwatches the lot (the kernel monitor's is
+ * one UNWATCH ioctl), then each region goes back to the free list.  Under
+ * the lock. */
 static void reclaim_flush(struct mrcache *c)
 {
 	const struct mrc_monitor_ops *ops = c->monitor->ops;
 	struct mrc_watch *w[MRC_RECLAIM_BATCH];
 	uint32_t n = c->reclaim_count;
-	uint64_t t0 = mrc_prof_on ? mrc_now_ns() : 0;
+	uint64_t t0 = mrc_now_ns();
 
+	for (uint32_t i = 0; i < n; i++)
+		dereg_one(c, c->reclaim[i]);
+	c->st.deregistrations += n;
+	c->st.deregister_ns += mrc_now_ns() - t0;
+	t0 = mrc_prof_on ? mrc_now_ns() : 0;
 	for (uint32_t i = 0; i < n; i++)
 		w[i] = &c->reclaim[i]->watch;
 	if (ops->unwatch_many)
@@ -193,10 +207,10 @@ static void reclaim_flush(struct mrcache *c)
 }
 
 /* The last reference of a dead region is gone: deregister it.  Exactly
- * one caller wins the DEAD -> DEAD|RECLAIMED transition.  Its unwatch and
- * free wait in c->reclaim for the end of the lock section (or a full
- * batch), so a drain that reclaims many regions unwatches them at once.
- * Under the lock. */
+ * one caller wins the DEAD -> DEAD|RECLAIMED transition.  Its
+ * deregistration, unwatch and free wait in c->reclaim for the end of the
+ * lock section (or a full batch, or an eviction that needs the room), so a
+ * drain that reclaims many regions handles them at once.  Under the lock. */
 static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 {
 	uint64_t expect = REF_DEAD;
@@ -204,7 +218,6 @@ static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 	if (!__atomic_compare_exchange_n(&r->refstate, &expect, REF_DEAD | REF_RECLAIMED,
 					 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
-	backend_dereg(c, r);
 	if (region_cold(r)->flags & REGION_UNCACHED)
 		c->outstanding_uncached--;
 	c->reclaim[c->reclaim_count++] = r;
@@ -307,15 +320,21 @@ static int evict_one(struct mrcache *c)
 {
 	struct mrcache_region *victim;
 
+	/* Regions queued for reclaim keep their registration and watch until
+	 * the flush: that may be the room asked for. */
+	if (c->reclaim_count) {
+		reclaim_flush(c);
+		return 1;
+	}
 	clock_sync(c);
 	victim = mrc_lru_pop(&c->lru, region_evictable);
 
 	if (!victim)
 		return 0;
 	region_kill(c, victim, MRCACHE_CAUSE_MANUAL, KILL_EVICTED);
-	/* An eviction makes room now: the watch it frees may be what the
-	 * next WATCH needs (EDQUOT, ENOSPC), so it does not wait for the
-	 * end of the lock section. */
+	/* An eviction makes room now: the registration and watch it frees
+	 * may be what the next reg or WATCH needs (ENOSPC, EDQUOT), so it
+	 * does not wait for the end of the lock section. */
 	if (c->reclaim_count)
 		reclaim_flush(c);
 	return 1;
@@ -465,6 +484,10 @@ static int kill_merged(struct mrcache_region *r, void *arg)
 
 static int backend_reg(struct mrcache *c, struct mrcache_region *r)
 {
+	/* Regions this one merged, queued for reclaim, may hold the backend
+	 * room it needs (a full io_uring table): deregister them first. */
+	if (c->reclaim_count)
+		reclaim_flush(c);
 	for (;;) {
 		uint64_t t0 = mrc_now_ns(), dt;
 		int rc = c->backend->ops->reg(c->backend, (void *)region_start(r),

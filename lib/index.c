@@ -125,22 +125,42 @@ int mrc_index_set(struct mrc_index *idx, uintptr_t start, uintptr_t end,
 	return 0;
 }
 
+/* The leaf holding page, if there is one (unrolled, as in lookup). */
+static struct idx_node *leaf_find(const struct mrc_index *idx, uint64_t page)
+{
+	struct idx_node *node = idx->root;
+
+#pragma GCC unroll 4
+	for (int level = 0; level < LEVELS - 1; level++) {
+		node = load_slot((void *const *)&node->slot[slot_of(page, level)]);
+		if (!node)
+			return NULL;
+	}
+	return node;
+}
+
+/* One walk down per leaf, not per page. */
 void mrc_index_clear(struct mrc_index *idx, uintptr_t start, uintptr_t end,
 		     const struct mrcache_region *r)
 {
 	uint64_t last = end >> MRC_INDEX_PAGE_SHIFT;
 
-	for (uint64_t page = start >> MRC_INDEX_PAGE_SHIFT; page < last; page++) {
-		struct idx_node *leaf = leaf_of(idx, page, 0);
-		void **slot;
+	for (uint64_t page = start >> MRC_INDEX_PAGE_SHIFT; page < last;) {
+		uint64_t stop = (page | (FANOUT - 1)) + 1;
+		struct idx_node *leaf = leaf_find(idx, page);
 
+		if (stop > last)
+			stop = last;
 		if (!leaf) {
-			page |= FANOUT - 1;
+			page = stop;
 			continue;
 		}
-		slot = &leaf->slot[slot_of(page, LEVELS - 1)];
-		if (load_slot(slot) == r)
-			store_slot(slot, NULL);
+		for (; page < stop; page++) {
+			void **slot = &leaf->slot[page & (FANOUT - 1)];
+
+			if (load_slot(slot) == r)
+				store_slot(slot, NULL);
+		}
 	}
 }
 
