@@ -40,15 +40,15 @@
  * thread would wait for itself forever: every entry point refuses with
  * -EDEADLK instead.  The holder leaves its thread's token in lock_owner;
  * only that thread ever stores its own token, so it reads it back exactly
- * while it holds the lock.  locks_held keeps the usual case, a thread
- * holding no cache lock, to one thread-local load on the hit path. */
-static __thread unsigned locks_held;
+ * while it holds the lock.  The check reads lock_owner first: while nobody
+ * holds the lock (the usual case of a hit) it costs one load of the cache,
+ * and the thread-local's address, a call of __tls_get_addr in the shared
+ * library, is taken only when someone does. */
 static __thread char thread_token;
 
 static void lock_taken(struct mrcache *c)
 {
 	__atomic_store_n(&c->lock_owner, &thread_token, __ATOMIC_RELAXED);
-	locks_held++;
 }
 
 void mrc_cache_lock(struct mrcache *c)
@@ -73,15 +73,21 @@ void mrc_cache_unlock(struct mrcache *c)
 {
 	if (c->reclaim_count)
 		reclaim_flush(c);
-	locks_held--;
 	__atomic_store_n(&c->lock_owner, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* Out of line, or the compiler takes the address on every call. */
+static int __attribute__((noinline)) owned_here(const void *owner)
+{
+	return owner == &thread_token;
+}
+
 static int lock_held_here(const struct mrcache *c)
 {
-	return __builtin_expect(locks_held != 0, 0) &&
-	       __atomic_load_n(&c->lock_owner, __ATOMIC_RELAXED) == &thread_token;
+	const void *owner = __atomic_load_n(&c->lock_owner, __ATOMIC_RELAXED);
+
+	return __builtin_expect(owner != NULL, 0) && owned_here(owner);
 }
 
 static int reentered(const struct mrcache *c, const char *fn)
@@ -225,12 +231,11 @@ static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 		reclaim_flush(c);
 }
 
-/* Drop one reference.  Lock-free unless it was the last one of a dead
- * region, which is then deregistered here. */
-static int region_unref(struct mrcache *c, struct mrcache_region *r)
+/* region_unref() when old, the word before its decrement, is not a plain
+ * live region with references left. */
+static int __attribute__((noinline)) region_unref_slow(struct mrcache *c,
+						       struct mrcache_region *r, uint64_t old)
 {
-	uint64_t old = __atomic_fetch_sub(&r->refstate, 1, __ATOMIC_ACQ_REL);
-
 	if ((old & REF_COUNT_MASK) == 0) {
 		__atomic_fetch_add(&r->refstate, 1, __ATOMIC_RELAXED);
 		mrc_log(0, "mrcache_put of a region that is not held");
@@ -242,6 +247,18 @@ static int region_unref(struct mrcache *c, struct mrcache_region *r)
 		mrc_cache_unlock(c);
 	}
 	return 0;
+}
+
+/* Drop one reference.  Lock-free unless it was the last one of a dead
+ * region, which is then deregistered here.  Inline, with the rare cases
+ * out of line: every put and every failed hit drops one. */
+static inline int region_unref(struct mrcache *c, struct mrcache_region *r)
+{
+	uint64_t old = __atomic_fetch_sub(&r->refstate, 1, __ATOMIC_ACQ_REL);
+
+	if (__builtin_expect((old & REF_COUNT_MASK) != 0 && old - 1 != REF_DEAD, 1))
+		return 0;
+	return region_unref_slow(c, r, old);
 }
 
 enum kill_reason { KILL_INVALIDATED, KILL_EVICTED, KILL_MERGED, KILL_FLUSHED };
@@ -379,14 +396,18 @@ static int forked(const struct mrcache *c)
 
 /* --- the hit path --- */
 
-static unsigned thread_stripe(void)
+/* This thread's stripe number + 1; 0 until its first hit or put. */
+static __thread unsigned stripe_plus_one;
+
+static struct mrc_stripe *thread_stripe(struct mrcache *c)
 {
 	static unsigned next_thread;
-	static __thread int stripe = -1;
+	unsigned s = stripe_plus_one;
 
-	if (stripe < 0)
-		stripe = (int)(__atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED) % MRC_STRIPES);
-	return (unsigned)stripe;
+	if (__builtin_expect(!s, 0))
+		s = stripe_plus_one =
+			__atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED) % MRC_STRIPES + 1;
+	return &c->stripes[s - 1];
 }
 
 /* Only this thread writes its stripe (see struct mrc_stripe). */
@@ -398,7 +419,7 @@ static void stripe_count(uint64_t *counter)
 
 static void region_touch(struct mrcache *c, struct mrcache_region *r)
 {
-	struct mrc_stripe *s = &c->stripes[thread_stripe()];
+	struct mrc_stripe *s = thread_stripe(c);
 	uint64_t floor = __atomic_load_n(&c->clock_floor, __ATOMIC_RELAXED);
 	uint64_t now = __atomic_load_n(&s->clock, __ATOMIC_RELAXED);
 
@@ -422,16 +443,15 @@ static void clock_sync(struct mrcache *c)
 	__atomic_store_n(&c->clock_floor, top, __ATOMIC_RELAXED);
 }
 
-static void count_hit(struct mrcache *c, const struct mrcache_region *r,
+/* A hit of the whole region (its first and last page asked for) or of a
+ * sub-range.  [start, end) lies in the page-aligned [rstart, rend). */
+static void count_hit(struct mrcache *c, uintptr_t rstart, uintptr_t rend,
 		      uintptr_t start, uintptr_t end)
 {
-	struct mrc_stripe *s = &c->stripes[thread_stripe()];
+	struct mrc_stripe *s = thread_stripe(c);
 	uintptr_t mask = c->page_size - 1;
 
-	if ((start & ~mask) == region_start(r) && ((end + mask) & ~mask) == region_end(r))
-		stripe_count(&s->hits);
-	else
-		stripe_count(&s->subrange_hits);
+	stripe_count(start - rstart <= mask && rend - end <= mask ? &s->hits : &s->subrange_hits);
 }
 
 static int region_covers(const struct mrcache_region *r, uintptr_t start,
@@ -441,16 +461,35 @@ static int region_covers(const struct mrcache_region *r, uintptr_t start,
 	       (access & ~region_access(r)) == 0;
 }
 
+/* The lock-free hit: a speculative reference, then the checks (the same
+ * as region_covers(), on one load of each field), then the count.  A
+ * failed check drops the reference again. */
 static int try_hit(struct mrcache *c, struct mrcache_region *r, uintptr_t start,
 		   uintptr_t end, unsigned access)
 {
 	uint64_t old = __atomic_fetch_add(&r->refstate, 1, __ATOMIC_ACQUIRE);
+	uintptr_t rstart = region_start(r);
+	uintptr_t end_access = __atomic_load_n(&r->end_access, __ATOMIC_RELAXED);
+	uintptr_t rend = end_access & REGION_END_MASK;
 
-	if (!(old & REF_FLAGS) && region_covers(r, start, end, access) &&
-	    region_intact(r))
+	if (!(old & REF_FLAGS) && rstart <= start && end <= rend &&
+	    (access & ~end_access & REGION_ACCESS_BITS) == 0 && region_intact(r)) {
+		count_hit(c, rstart, rend, start, end);
 		return 1;
+	}
 	region_unref(c, r);
 	return 0;
+}
+
+static int cache_hit(struct mrcache *c, uintptr_t start, uintptr_t end, unsigned access,
+		     struct mrcache_region **out)
+{
+	struct mrcache_region *r = mrc_index_lookup(c->index, start);
+
+	if (!r || !try_hit(c, r, start, end, access))
+		return 0;
+	*out = r;
+	return 1;
 }
 
 /* --- the miss path (under the lock) --- */
@@ -634,7 +673,7 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 			/* Another thread registered it while we waited. */
 			__atomic_fetch_add(&r->refstate, 1, __ATOMIC_ACQUIRE);
 			c->st.misses--;
-			count_hit(c, r, start, end);
+			count_hit(c, region_start(r), region_end(r), start, end);
 			*out = r;
 			rc = 0;
 			break;
@@ -654,12 +693,26 @@ static int check_range(const void *addr, size_t len, uintptr_t *end)
 	return 0;
 }
 
+/* mrcache_get() while the profiler runs: the same, timed. */
+static int get_profiled(struct mrcache *c, uintptr_t start, uintptr_t end, unsigned access,
+			struct mrcache_region **out)
+{
+	uint64_t t0 = mrc_now_ns();
+	int rc;
+
+	if (cache_hit(c, start, end, access, out)) {
+		mrc_prof_add(MRC_PROF_LOOKUP, mrc_now_ns() - t0);
+		return 0;
+	}
+	rc = cache_get_slow(c, start, end, access, out);
+	mrc_prof_add(MRC_PROF_MISS, mrc_now_ns() - t0);
+	return rc;
+}
+
 int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access,
 		struct mrcache_region **out)
 {
 	uintptr_t start = (uintptr_t)addr, end;
-	struct mrcache_region *r;
-	uint64_t t0 = 0;
 	int rc;
 
 	if (!c || !out || (access & ~MRCACHE_ACCESS_ALL) || check_range(addr, len, &end))
@@ -669,30 +722,19 @@ int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access
 	rc = reentered(c, "mrcache_get");
 	if (rc)
 		return rc;
-	if (c->monitor->ops->settle)
-		c->monitor->ops->settle(c->monitor);
-	if (mrc_prof_on)
-		t0 = mrc_now_ns();
-	r = mrc_index_lookup(c->index, start);
-	if (r && try_hit(c, r, start, end, access)) {
-		count_hit(c, r, start, end);
-		*out = r;
-		if (mrc_prof_on)
-			mrc_prof_add(MRC_PROF_LOOKUP, mrc_now_ns() - t0);
+	if (c->settle)
+		c->settle(c->monitor);
+	if (__builtin_expect(mrc_prof_on, 0))
+		return get_profiled(c, start, end, access, out);
+	if (cache_hit(c, start, end, access, out))
 		return 0;
-	}
-	rc = cache_get_slow(c, start, end, access, out);
-	if (mrc_prof_on)
-		mrc_prof_add(MRC_PROF_MISS, mrc_now_ns() - t0);
-	return rc;
+	return cache_get_slow(c, start, end, access, out);
 }
 
 static int events_waiting(struct mrcache *c)
 {
-	const struct mrc_monitor_ops *ops = c->monitor->ops;
-
 	return __atomic_load_n(&c->events_waiting, __ATOMIC_RELAXED) ||
-	       (ops->pending && ops->pending(c->monitor));
+	       (c->pending && c->pending(c->monitor));
 }
 
 int mrcache_put(struct mrcache *c, struct mrcache_region *r)
@@ -865,6 +907,8 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 		return rc;
 	}
 	c->user_side_monitor = c->monitor->ops->drain == NULL;
+	c->settle = c->monitor->ops->settle;
+	c->pending = c->monitor->ops->pending;
 	c->st.monitor = c->monitor->ops->kind;
 	*out = c;
 	return 0;

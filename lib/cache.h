@@ -43,6 +43,10 @@ struct mrcache {
 	struct mrc_backend *backend;
 	struct mrc_monitor *monitor;
 	int user_side_monitor;		/* words live in the regions */
+	/* monitor->ops' settle and pending (either may be NULL), copied:
+	 * every get and put calls them, without the chase through ops. */
+	void (*settle)(struct mrc_monitor *mon);
+	int (*pending)(struct mrc_monitor *mon);
 	unsigned fork_generation;	/* see forked() in cache.c */
 
 	/* cache->lock guards: index writes, lru, the region slabs and free

@@ -30,20 +30,27 @@
 #define REGION_UNCACHED	(1u << 1)	/* handed out once, dereg at put */
 
 #define REGION_ACCESS_BITS	0xfu	/* MRCACHE_ACCESS_ALL, kept in end's low bits */
+#define REGION_END_MASK		(~(uintptr_t)0xfff)	/* end, of end_access */
 #define REGION_SLAB_BYTES	32768u	/* slabs are aligned to their size */
 
 /*
  * The hot part: everything a hit and a put touch, in one cache line.
  * The rest lives in a parallel array of the same slab (region_cold()), so
- * a cached region costs 96 bytes and a hit one line.
+ * a cached region costs 96 bytes and a hit one line of it (plus the cold
+ * line when the caller reads the key or handle).
  */
 struct mrcache_region {
-	uint64_t refstate;		/* atomic, see above */
-	/* Written before the region is published, read after a reference
-	 * is taken; relaxed atomics because mrc_cache_unmapped() reads them
-	 * on regions it holds no reference on. */
+	uint64_t refstate;		/* atomic: the get's +1, the put's -1 */
+	/* The hit's range check.  Written before the region is published,
+	 * read after a reference is taken; relaxed atomics because
+	 * mrc_cache_unmapped() reads them on regions it holds no reference
+	 * on. */
 	uintptr_t start;
 	uintptr_t end_access;		/* end | access (end is page aligned) */
+	/* The hit's intact check loads word and expected; for user-side
+	 * monitors word points at watch.local, in this same line.  token is
+	 * the one field here no hit reads: it stays with the rest of the
+	 * monitor's struct. */
 	struct mrc_watch watch;
 	uint64_t last_use;		/* relaxed; stamped at put */
 } __attribute__((aligned(64)));
@@ -84,7 +91,7 @@ static inline uintptr_t region_start(const struct mrcache_region *r)
 
 static inline uintptr_t region_end(const struct mrcache_region *r)
 {
-	return __atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & ~(uintptr_t)0xfff;
+	return __atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & REGION_END_MASK;
 }
 
 static inline unsigned region_access(const struct mrcache_region *r)
