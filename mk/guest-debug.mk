@@ -15,6 +15,7 @@ CONTROL_KO    := $(CONTROL_OUT)/mrcache_control_lockdep.ko
 GUEST_DEBUG_SUITES  := tests/guest/suites/10-mrmon.sh tests/guest/suites/50-library.sh
 # KASAN and lockdep make the guest several times slower than Debian's kernel.
 GUEST_DEBUG_TIMEOUT ?= 5400
+GUEST_DEBUG_TEST_TIMEOUT ?= 1800
 GUEST_DEBUG_MEM     ?= 2G
 
 .PHONY: guest-debug-kernel check-guest-debug check-guest-debug-control check-guest-rt check-dkms-guest
@@ -32,7 +33,7 @@ check-guest-debug:
 	@status=0; \
 	$(MAKE) --no-print-directory check-guest GUEST_KERNEL=$(DEBUG_KERNEL) GUEST_MODULES= \
 	  GUEST_SUITES="$(GUEST_DEBUG_SUITES)" GUEST_MEM=$(GUEST_DEBUG_MEM) \
-	  GUEST_TIMEOUT=$(GUEST_DEBUG_TIMEOUT) || status=1; \
+	  GUEST_TIMEOUT=$(GUEST_DEBUG_TIMEOUT) GUEST_TEST_TIMEOUT=$(GUEST_DEBUG_TEST_TIMEOUT) || status=1; \
 	$(MAKE) --no-print-directory check-guest-debug-control || status=1; \
 	exit $$status
 
@@ -54,8 +55,8 @@ check-guest-debug-control: $(CONTROL_KO)
 # kernel-monitor library suite on both RT kernels.
 check-guest-rt:
 	@status=0; for k in 6.1-rt 6.12-rt; do \
-	  $(MAKE) --no-print-directory check-guest GUEST_KERNEL=$$k \
-	    GUEST_SUITES="$(GUEST_6_12_SUITES)" || status=1; \
+	  $(MAKE) --no-print-directory check-guest GUEST_KERNEL=$$k GUEST_TIMEOUT=2400 \
+	    GUEST_TEST_TIMEOUT=900 GUEST_SUITES="$(GUEST_6_12_SUITES)" || status=1; \
 	done; exit $$status
 
 # The module DKMS built (scripts/dkms-check.sh keeps one per kernel in

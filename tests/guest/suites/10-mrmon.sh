@@ -13,6 +13,6 @@ for f in /sys/module/mrmon/parameters/*; do
 	[ -w "$f" ] && printf '%s %s\n' "$f" "$(cat "$f")"
 done >"$params"
 MRMON_STRESS_CHECKS=${MRMON_STRESS_CHECKS:-10000} MRMON_LEAK_CYCLES=${MRMON_LEAK_CYCLES:-20000} \
-	bash "$GUEST_SRC/tests/run.sh" --suite guest --results "$GUEST_RESULTS" --timeout 300 \
+	bash "$GUEST_SRC/tests/run.sh" --suite guest --results "$GUEST_RESULTS" --timeout "${GUEST_TEST_TIMEOUT:-300}" \
 	--before "while read -r f v; do echo \"\$v\" >\"\$f\"; done <$params 2>/dev/null" \
 	"$GUEST_BUILD"/guest-tests/test-*

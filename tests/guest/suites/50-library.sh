@@ -4,5 +4,5 @@ set -u
 tests=("$GUEST_BUILD"/tests/test-*)
 [ -e "${tests[0]}" ] || { echo "no library tests built"; exit 0; }
 MRCACHE_MONITOR=kernel MRCACHE_LOGDIR=$GUEST_RESDIR/logs/guest-lib \
-	bash "$GUEST_SRC/tests/run.sh" --suite guest --results "$GUEST_RESULTS" --timeout 300 \
+	bash "$GUEST_SRC/tests/run.sh" --suite guest --results "$GUEST_RESULTS" --timeout "${GUEST_TEST_TIMEOUT:-300}" \
 	"${tests[@]}"

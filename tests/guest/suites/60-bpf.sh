@@ -13,7 +13,7 @@ run() {
 	MRCACHE_MONITOR=bpf MRCACHE_BPF_VARIANT=$variant \
 	MRCACHE_LOGDIR=$GUEST_RESDIR/logs/guest-bpf-$variant \
 		bash "$GUEST_SRC/tests/run.sh" --suite guest-bpf-$variant \
-		--results "$GUEST_RESULTS" --timeout 300 "$@"
+		--results "$GUEST_RESULTS" --timeout "${GUEST_TEST_TIMEOUT:-300}" "$@"
 }
 status=0
 run zap "$b"/test-guarantee-* "$b"/test-bpf-* || status=1
