@@ -11,6 +11,8 @@ GUEST_MEM     ?= 1G
 GUEST_TIMEOUT ?= 900
 # Each test program's limit inside the guest (slower kernels raise it).
 GUEST_TEST_TIMEOUT ?= 300
+# More kernel parameters for the guest (the debug kernel's, mk/guest-debug.mk).
+GUEST_CMDLINE ?=
 GUEST_SUITES   = $(sort $(wildcard tests/guest/suites/*.sh))
 GUEST_TEST_SRC := $(sort $(wildcard tests/guest/test-*.c))
 GUEST_TEST_BIN := $(GUEST_TEST_SRC:tests/guest/%.c=$(BUILD)/guest-tests/%)
@@ -31,7 +33,8 @@ check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
 	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(RESULTS) --modules "$(GUEST_MODULES)" --suites "$(abspath $(GUEST_SUITES))" \
-	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT) --test-timeout $(GUEST_TEST_TIMEOUT)
+	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT) --test-timeout $(GUEST_TEST_TIMEOUT) \
+	  --cmdline "$(GUEST_CMDLINE)"
 
 # The module's suite and the kernel-monitor library suite on Debian's 6.12
 # (.ci/run runs it after the full 6.1 guest; about 4 minutes).

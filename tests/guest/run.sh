@@ -6,6 +6,7 @@
 #   run.sh --cache DIR --out DIR --build DIR --results FILE
 #          [--kernel 6.1|6.1-rt|6.12|6.12-rt|debug-6.12] [--kmod DIR (BUILD/kmod)]
 #          [--modules "m1 m2"] [--suites "a.sh b.sh"] [--mem 1G] [--timeout S] [--test-timeout S]
+#          [--cmdline "kernel parameters"]
 #          [--smp N (2)] [--net "QEMU NETDEV ARGS" (none: -nic none)]
 #          [--label NAME] [--expect-reports "NAME1 NAME2"]
 # Result lines name the kernel: "guest/NAME" on the default 6.1,
@@ -21,7 +22,7 @@
 # must make the check fail ("PASS .../control-NAME-caught").
 set -u
 cache= out= build= results= modules= suites= mem=1G timeout_s=600 kernel=6.1 kmod=
-test_timeout=300 smp=2 net="-nic none" label= expect=
+test_timeout=300 cmdline= smp=2 net="-nic none" label= expect=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;;
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
 	--results) results=$2 ;; --modules) modules=$2 ;; --suites) suites=$2 ;;
 	--mem) mem=$2 ;; --timeout) timeout_s=$2 ;;
 	--test-timeout) test_timeout=$2 ;;	# each test program's limit in the suites
+	--cmdline) cmdline=$2 ;;	# more kernel parameters
 	--label) label=$2 ;; --expect-reports) expect=$2 ;;
 	--smp) smp=$2 ;; --net) net=$2 ;;	# tests/cluster/run.sh: two linked guests
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -110,7 +112,7 @@ start=$(date +%s)
 timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp "$smp" \
 	-nographic -no-reboot $net -monitor none -serial "file:$out/console.log" \
 	-kernel "$img/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio.gz" \
-	-append "console=ttyS0 quiet panic=-1 oops=panic=0 tsc=unstable" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic=0 tsc=unstable${cmdline:+ $cmdline}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$out/res,mount_tag=results,security_model=none" \
 	</dev/null >"$out/qemu.log" 2>&1
