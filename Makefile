@@ -172,7 +172,7 @@ check:
 
 RESULTS ?= $(abspath $(BUILD))/results.txt
 TEST_TIMEOUT ?= 300
-check-host: tests tools
+check-host: $(if $(SAN),,lib) tests tools
 	@MRCACHE_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite host$(SAN:%=-%) \
 	  --results $(RESULTS) --timeout $(TEST_TIMEOUT) $(TEST_BIN)
 

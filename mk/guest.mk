@@ -29,7 +29,7 @@ $(BUILD)/guest-tests/%: tests/guest/%.c $(wildcard tests/guest/*.h) \
 	$(CC) $(CPPFLAGS) -Itests/util -Itests/guest $(CFLAGS) $(LIB_CFLAGS) -o $@ $< \
 	  $(TESTUTIL_OBJ) $(HOOKS_LINK) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) -ldl
 
-check-guest: tests tools guest-tests kmod $(GUEST_DEPS)
+check-guest: lib tests tools guest-tests kmod $(GUEST_DEPS)
 	@bash tests/guest/run.sh --cache $(GUEST_CACHE) --out $(GUEST_OUT) --build $(BUILD) \
 	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(RESULTS) --modules "$(GUEST_MODULES)" --suites "$(abspath $(GUEST_SUITES))" \
