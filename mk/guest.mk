@@ -13,6 +13,8 @@ GUEST_TIMEOUT ?= 900
 GUEST_TEST_TIMEOUT ?= 300
 # More kernel parameters for the guest (the debug kernel's, mk/guest-debug.mk).
 GUEST_CMDLINE ?=
+# NAME=VALUE words exported to the guest's tests.
+GUEST_ENV ?=
 GUEST_SUITES   = $(sort $(wildcard tests/guest/suites/*.sh))
 GUEST_TEST_SRC := $(sort $(wildcard tests/guest/test-*.c))
 GUEST_TEST_BIN := $(GUEST_TEST_SRC:tests/guest/%.c=$(BUILD)/guest-tests/%)
@@ -34,7 +36,7 @@ check-guest: lib tests tools guest-tests kmod $(GUEST_DEPS)
 	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(RESULTS) --modules "$(GUEST_MODULES)" --suites "$(abspath $(GUEST_SUITES))" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT) --test-timeout $(GUEST_TEST_TIMEOUT) \
-	  --cmdline "$(GUEST_CMDLINE)"
+	  --cmdline "$(GUEST_CMDLINE)" --env "$(GUEST_ENV)"
 
 # The module's suite and the kernel-monitor library suite on Debian's 6.12
 # (.ci/run runs it after the full 6.1 guest; about 4 minutes).

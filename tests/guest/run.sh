@@ -6,7 +6,7 @@
 #   run.sh --cache DIR --out DIR --build DIR --results FILE
 #          [--kernel 6.1|6.1-rt|6.12|6.12-rt|debug-6.12] [--kmod DIR (BUILD/kmod)]
 #          [--modules "m1 m2"] [--suites "a.sh b.sh"] [--mem 1G] [--timeout S] [--test-timeout S]
-#          [--cmdline "kernel parameters"]
+#          [--cmdline "kernel parameters"] [--env "NAME=VALUE ..."]
 #          [--smp N (2)] [--net "QEMU NETDEV ARGS" (none: -nic none)]
 #          [--label NAME] [--expect-reports "NAME1 NAME2"]
 # Result lines name the kernel: "guest/NAME" on the default 6.1,
@@ -22,7 +22,7 @@
 # must make the check fail ("PASS .../control-NAME-caught").
 set -u
 cache= out= build= results= modules= suites= mem=1G timeout_s=600 kernel=6.1 kmod=
-test_timeout=300 cmdline= smp=2 net="-nic none" label= expect=
+test_timeout=300 cmdline= env= smp=2 net="-nic none" label= expect=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;;
@@ -31,6 +31,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2 ;; --timeout) timeout_s=$2 ;;
 	--test-timeout) test_timeout=$2 ;;	# each test program's limit in the suites
 	--cmdline) cmdline=$2 ;;	# more kernel parameters
+	--env) env=$2 ;;	# "NAME=VALUE ...": exported to the suites
 	--label) label=$2 ;; --expect-reports) expect=$2 ;;
 	--smp) smp=$2 ;; --net) net=$2 ;;	# tests/cluster/run.sh: two linked guests
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -99,6 +100,7 @@ GUEST_BUILD=$build
 GUEST_MODULES="$modules"
 GUEST_SUITES="$suites"
 GUEST_TEST_TIMEOUT=$test_timeout
+GUEST_ENV="$env"
 ENV
 
 # tsc=unstable: 6.1 finds the vCPUs' TSCs unsynchronized at boot and never

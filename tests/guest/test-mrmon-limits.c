@@ -46,6 +46,17 @@ static void write_file(const char *path, const char *v)
 	}
 }
 
+/* The same, where failing is an answer (a controller the kernel lacks). */
+static int write_file_ok(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return 0;
+	fputs(v, f);
+	return fclose(f) == 0;
+}
+
 static void write_param(const char *name, unsigned int v)
 {
 	char path[128], val[32];
@@ -109,7 +120,8 @@ static int cgroup_make(void)
 			return 0;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
-	write_file(path, "+memory");
+	if (!write_file_ok(path, "+memory"))
+		return 0;	/* a kernel without CONFIG_MEMCG */
 	snprintf(cg, sizeof(cg), "%s/mrmon-limits", root);
 	if (mkdir(cg, 0755) && errno != EEXIST)
 		return 0;

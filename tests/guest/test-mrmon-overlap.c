@@ -33,7 +33,18 @@
 #define HUGE		(2ul << 20)
 #define CAP		(1u << 20)
 #define MAX_DESCS	1000		/* of RLIMIT_NOFILE 1024 */
-#define BOUND_S		0.100
+/* The bound on one MADV_DONTNEED over every watch, times
+ * MRMON_TIME_SCALE: a debug kernel (KASAN, lockdep) runs the same bounded
+ * work several times slower (check-guest-debug sets it). */
+#define BOUND_S		(0.100 * time_scale())
+
+static double time_scale(void)
+{
+	const char *v = getenv("MRMON_TIME_SCALE");
+	double s = v ? atof(v) : 1;
+
+	return s >= 1 ? s : 1;
+}
 
 static const char *const stall_words[] = {
 	"soft lockup", "self-detected stall", "detected stall", "RCU stall",
