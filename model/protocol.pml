@@ -362,7 +362,7 @@ inline mrmon_watch_one(r, s, e, fp, bad)
 	 * invalidation's end; if the walk found nothing it joins at once and
 	 * the seq goes odd; either way this invalidation does not call it,
 	 * and read_begin will wait for its end. */
-	/* @code lib/cache.c:region_alloc:125-132 */
+	/* @code lib/cache.c:region_alloc:126-133 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_one:159-169 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:87-93 */
 	/* @linux mm/mmu_notifier.c:__mmu_interval_notifier_insert */
@@ -627,20 +627,21 @@ inline cache_lock(me)
 
 inline cache_unlock(me)
 {
-	/* @code lib/cache.c:mrc_cache_unlock:76-78 */
+	/* @code lib/cache.c:mrc_cache_unlock:76-77 */
 	d_step { assert(lock == me); lock = NONE }
 }
 
-/* region_reclaim(): win the CAS DEAD|0 -> DEAD|RECLAIMED, then
- * backend_dereg(); the region waits in cache->reclaim, and before the
- * lock is released (or when 64 wait) reclaim_flush() unwatches the lot,
- * kernel_unwatch_many() -> one UNWATCH batch, then region_free() each.
- * Under cache->lock throughout, and nothing reads a RECLAIMED region's
- * watch in between (a hit backs off on the flag first), so the model
- * folds the unwatch and the free into this step. */
+/* region_reclaim(): win the CAS DEAD|0 -> DEAD|RECLAIMED; the region
+ * waits in cache->reclaim, and before the lock is released (or when 64
+ * wait, or an eviction or registration needs the room) reclaim_flush()
+ * deregisters the lot, unwatches it (kernel_unwatch_many() -> one UNWATCH
+ * batch), then region_free() each.  Under cache->lock throughout, and
+ * nothing reads a RECLAIMED region's registration or watch in between (a
+ * hit backs off on the flag first), so the model folds the
+ * deregistration, the unwatch and the free into this step. */
 inline region_reclaim(r, won)
 {
-	/* @code lib/cache.c:region_reclaim:218-223 */
+	/* @code lib/cache.c:region_reclaim:222-229 */
 	atomic {
 		if
 		:: rstate[r] == R_DEAD && refs[r] == 0 ->
@@ -651,8 +652,8 @@ inline region_reclaim(r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_reclaim:224-228 */
-		/* @code lib/cache.c:reclaim_flush:197-207 */
+		/* @code lib/cache.c:region_reclaim:227-231 */
+		/* @code lib/cache.c:reclaim_flush:201-211 */
 		/* @code lib/monitor_kernel.c:kernel_unwatch_many:286-290 */
 		/* @code lib/monitor_kernel.c:kmon_unwatch_entries:262-263 */
 #ifdef EARLY_UNWATCH
@@ -671,7 +672,8 @@ inline region_reclaim(r, won)
  * cache->lock (never held by its caller) and tries region_reclaim(). */
 inline region_unref(me, r, won)
 {
-	/* @code lib/cache.c:region_unref:235-242 */
+	/* @code lib/cache.c:region_unref:257-261 */
+	/* @code lib/cache.c:region_unref_slow:239-244 */
 	atomic {
 		assert(refs[r] > 0);
 		refs[r]--;
@@ -679,7 +681,7 @@ inline region_unref(me, r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_unref:243-245 */
+		/* @code lib/cache.c:region_unref_slow:245-247 */
 		cache_lock(me);
 		region_reclaim(r, won);
 		cache_unlock(me)
@@ -693,12 +695,12 @@ inline region_unref(me, r, won)
  * Under cache->lock. */
 inline region_kill(r, won)
 {
-	/* @code lib/cache.c:region_kill:258-260 */
+	/* @code lib/cache.c:region_kill:272-274 */
 	if
 	:: index == r -> index = NONE
 	:: else
 	fi;
-	/* @code lib/cache.c:region_kill:281-283 */
+	/* @code lib/cache.c:region_kill:295-297 */
 	atomic {
 		assert(rstate[r] == R_LIVE);
 		rstate[r] = R_DEAD;
@@ -841,7 +843,7 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
  * Under cache->lock. */
 inline cache_register(r, s, e, ok, got, fp, bad)
 {
-	/* @code lib/cache.c:cache_register:544-544 */
+	/* @code lib/cache.c:cache_register:590-590 */
 	d_step {
 		r = 0;
 		do
@@ -853,19 +855,19 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 #ifdef MUTANT_REG_BEFORE_WATCH
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
-	/* @code lib/cache.c:cache_register:548-548 */
+	/* @code lib/cache.c:cache_register:594-594 */
 	/* @code lib/monitor_kernel.c:kernel_watch:239-243 */
 	mrmon_watch_one(r, s, e, fp, bad);
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
 	/* @code lib/monitor_kernel.c:kernel_watch:247-250 */
-	/* @code lib/cache.c:cache_register:553-554 */
+	/* @code lib/cache.c:cache_register:599-600 */
 	d_step {
 		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
-	/* @code lib/cache.c:cache_register:571-571 */
+	/* @code lib/cache.c:cache_register:617-617 */
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
@@ -874,8 +876,8 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
 	 * whose word was cleared */
-	/* @code lib/cache.c:cache_register:577-587 */
-	/* @code lib/cache.c:cache_register:595-599 */
+	/* @code lib/cache.c:cache_register:623-633 */
+	/* @code lib/cache.c:cache_register:641-645 */
 	atomic {
 		if
 		:: word[s] == e -> GET_RETURNS(r); ok = 1; rstate[r] = R_LIVE; refs[r]++
@@ -886,11 +888,11 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	if
 	:: ok -> got = r
 	:: else ->
-		/* @code lib/cache.c:region_discard:298-303 */
+		/* @code lib/cache.c:region_discard:312-317 */
 		d_step { index = NONE; rpages[r] = 0 };
-		/* @code lib/cache.c:region_discard:304-305 */
+		/* @code lib/cache.c:region_discard:318-319 */
 		mrmon_unwatch_one(s, r);
-		/* @code lib/cache.c:region_discard:306-311 */
+		/* @code lib/cache.c:region_discard:320-325 */
 		rstate[r] = R_FREE
 	fi
 }
@@ -901,12 +903,12 @@ inline cache_register(r, s, e, ok, got, fp, bad)
  * else cache_register(), again on -ESTALE. */
 inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 {
-	/* @code lib/cache.c:cache_get_slow:616-617 */
+	/* @code lib/cache.c:cache_get_slow:662-663 */
 	cache_lock(me);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	do
 	:: got == NONE ->
-		/* @code lib/cache.c:cache_get_slow:620-626 */
+		/* @code lib/cache.c:cache_get_slow:666-672 */
 		atomic {
 			r = index;	/* mrc_index_lookup(): writers hold the lock */
 			ok = (r != NONE && word[rslot[r]] == rexp[r]);	/* region_intact() */
@@ -917,20 +919,20 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, b
 		};
 		if
 		:: ok ->
-			/* @code lib/cache.c:cache_get_slow:628-633 */
+			/* @code lib/cache.c:cache_get_slow:674-679 */
 			atomic { refs[r]++; got = r }
 		:: !ok && r != NONE ->
-			/* @code lib/cache.c:cache_get_slow:622-625 */
+			/* @code lib/cache.c:cache_get_slow:668-671 */
 			region_kill(r, won);
-			/* @code lib/cache.c:cache_get_slow:635-635 */
+			/* @code lib/cache.c:cache_get_slow:681-681 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		:: !ok && r == NONE ->
-			/* @code lib/cache.c:cache_get_slow:635-635 */
+			/* @code lib/cache.c:cache_get_slow:681-681 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache.c:cache_get_slow:639-639 */
+	/* @code lib/cache.c:cache_get_slow:685-685 */
 	cache_unlock(me)
 }
 
@@ -940,8 +942,10 @@ proctype app(byte me)
 	byte n, r, old, got, s, e, w, ev, ec, es, eg, fp, bad;
 	bit ok, won, ov, good, eclr;
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
-		/* mrcache_get(): mrc_index_lookup(), lock free, may be stale */
-		/* @code lib/cache.c:mrcache_get:669-670 */
+		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
+		 * free, may be stale */
+		/* @code lib/cache.c:mrcache_get:729-729 */
+		/* @code lib/cache.c:cache_hit:487-489 */
 		got = NONE;
 		r = index;
 		if
@@ -958,11 +962,12 @@ proctype app(byte me)
 			};
 #else
 			/* try_hit(): the reference first */
-			/* @code lib/cache.c:try_hit:444-444 */
+			/* @code lib/cache.c:try_hit:470-470 */
 			atomic { old = rstate[r]; refs[r]++ };
 			if
 			:: old == R_LIVE ->
-				/* region_covers(): one range, always.
+				/* The range and access checks: one range,
+				 * always.
 				 * region_intact(): two loads, the word and the
 				 * expected value (which a re-arm changes, under
 				 * the lock), in an order C leaves open.  The
@@ -972,8 +977,8 @@ proctype app(byte me)
 				 * a re-arm's word is new, so an expected value
 				 * read before an update never matches a word
 				 * read after it. */
-				/* @code lib/cache.c:try_hit:446-448 */
-				/* @code lib/region.h:region_intact:102-103 */
+				/* @code lib/cache.c:try_hit:471-478 */
+				/* @code lib/region.h:region_intact:109-110 */
 				atomic { w = word[rslot[r]]; good = (rpages[r] == mapped) };
 				atomic {
 					if
@@ -986,7 +991,7 @@ proctype app(byte me)
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache.c:try_hit:449-449 */
+				/* @code lib/cache.c:try_hit:480-480 */
 				region_unref(me, r, won)
 			:: else
 			fi
@@ -995,16 +1000,16 @@ proctype app(byte me)
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache.c:mrcache_get:677-677 */
+			/* @code lib/cache.c:mrcache_get:731-731 */
 			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 		:: else
 		fi;
 		/* the application uses got, then mrcache_put(): region_unref(),
 		 * then drain if events_waiting() and the lock is free */
 		d_step { r = 0; old = 0; s = 0; e = 0; ok = 0 };
-		/* @code lib/cache.c:mrcache_put:707-707 */
+		/* @code lib/cache.c:mrcache_put:756-756 */
 		region_unref(me, got, won);
-		/* @code lib/cache.c:mrcache_put:709-712 */
+		/* @code lib/cache.c:mrcache_put:758-761 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1030,14 +1035,14 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg, e, fp, bad;
 	bit won, ov, eclr;
-	/* @code lib/cache.c:whole_cache_call:800-804 */
+	/* @code lib/cache.c:whole_cache_call:849-853 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 ->
-		/* @code lib/cache.c:flush_locked:780-781 */
-		/* @code lib/cache.c:region_evictable:316-317 */
+		/* @code lib/cache.c:flush_locked:829-830 */
+		/* @code lib/cache.c:region_evictable:330-331 */
 		region_kill(r, won)
 	:: true
 	fi;
@@ -1045,7 +1050,7 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache.c:whole_cache_call:800-804 */
+	/* @code lib/cache.c:whole_cache_call:849-853 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	/* No leaks: every region struct is free, or cached validly with no
