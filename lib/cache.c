@@ -705,7 +705,7 @@ static int get_profiled(struct mrcache *c, uintptr_t start, uintptr_t end, unsig
 		return 0;
 	}
 	rc = cache_get_slow(c, start, end, access, out);
-	mrc_prof_add(MRC_PROF_MISS, mrc_now_ns() - t0);
+	mrc_prof_add_span(MRC_PROF_MISS, t0);
 	return rc;
 }
 

@@ -143,6 +143,6 @@ int mrc_cache_drain_locked(struct mrcache *c)
 		reported += (int)n;
 	}
 	if (mrc_prof_on && reported)
-		mrc_prof_add(MRC_PROF_INVALIDATE, mrc_now_ns() - t0);
+		mrc_prof_add_span(MRC_PROF_INVALIDATE, t0);
 	return reported < 0 ? 0 : reported;
 }

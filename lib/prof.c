@@ -107,7 +107,7 @@ static uint64_t prof_inner_since(uint64_t start)
 	for (unsigned i = 1; i <= n; i++) {
 		const struct prof_inner *e = &t->ring[(t->ring_n - i) % PROF_RING];
 
-		if (e->end_ns < start)
+		if (e->end_ns <= start)
 			break;
 		before = e->before_ns;
 	}
@@ -165,9 +165,19 @@ static void prof_record(enum mrc_prof_kind kind, uint64_t ns)
 	__atomic_fetch_add(&prof_total_ns[kind], ns, __ATOMIC_RELAXED);
 }
 
+/* An outer span [t0, t0 + ns): its own time is ns minus the inner work
+ * that ended inside it. */
+static void prof_outer(enum mrc_prof_kind kind, uint64_t t0, uint64_t ns)
+{
+	uint64_t inner = prof_inner_since(t0);
+
+	prof_record(kind == MRC_PROF_MISS ? MRC_PROF_MISS_OWN : MRC_PROF_INVALIDATE_OWN,
+		    ns > inner ? ns - inner : 0);
+}
+
 void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
 {
-	uint64_t now, inner;
+	uint64_t now;
 
 	if (kind >= MRC_PROF_MISS_OWN)
 		return;
@@ -181,8 +191,18 @@ void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
 		}
 	} else if (kind == MRC_PROF_MISS || kind == MRC_PROF_INVALIDATE) {
 		now = mrc_now_ns();
-		inner = prof_inner_since(now > ns ? now - ns : 0);
-		prof_record(kind == MRC_PROF_MISS ? MRC_PROF_MISS_OWN : MRC_PROF_INVALIDATE_OWN,
-			    ns > inner ? ns - inner : 0);
+		prof_outer(kind, now > ns ? now - ns : 0, ns);
 	}
+}
+
+void mrc_prof_add_span(enum mrc_prof_kind kind, uint64_t t0)
+{
+	uint64_t ns = mrc_now_ns() - t0;
+
+	if (kind != MRC_PROF_MISS && kind != MRC_PROF_INVALIDATE) {
+		mrc_prof_add(kind, ns);
+		return;
+	}
+	prof_record(kind, ns);
+	prof_outer(kind, t0, ns);
 }

@@ -35,6 +35,11 @@ extern int mrc_prof_on;
 
 void mrc_prof_init(void);
 void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns);
+/* A span that began at t0 (mrc_now_ns()) and ends now.  For a miss or an
+ * invalidation its start is exact, where mrc_prof_add() can only take now
+ * minus ns, late by however long the thread was delayed in between (an
+ * inner span ending in that gap was once not subtracted). */
+void mrc_prof_add_span(enum mrc_prof_kind kind, uint64_t t0);
 const char *mrc_prof_kind_name(enum mrc_prof_kind kind);
 
 static inline uint64_t mrc_now_ns(void)

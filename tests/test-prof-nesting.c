@@ -47,8 +47,9 @@ static void child(int fd)
 	p.reg = spin(40000);
 	mrc_prof_add(MRC_PROF_REGISTER, p.reg);
 	spin(10000);
-	p.miss = mrc_now_ns() - t0;
-	mrc_prof_add(MRC_PROF_MISS, p.miss);
+	/* As the cache reports them: the span's start exact, its length
+	 * taken inside (the parent reads it from the dump). */
+	mrc_prof_add_span(MRC_PROF_MISS, t0);
 	/* An invalidation that deregisters three regions. */
 	t0 = mrc_now_ns();
 	for (int i = 0; i < 3; i++) {
@@ -57,8 +58,7 @@ static void child(int fd)
 		mrc_prof_add(MRC_PROF_DEREGISTER, d);
 		p.dereg += d;
 	}
-	p.inval = mrc_now_ns() - t0;
-	mrc_prof_add(MRC_PROF_INVALIDATE, p.inval);
+	mrc_prof_add_span(MRC_PROF_INVALIDATE, t0);
 	mrc_prof_add(MRC_PROF_MISS_OWN, 12345);	/* derived: ignored */
 	if (write(fd, &p, sizeof(p)) != sizeof(p))
 		_exit(3);
@@ -107,7 +107,10 @@ int main(void)
 	unlink(path);
 	rmdir(dir);
 
-	CHECK_EQ(total_of(json, "miss"), p.miss);
+	p.miss = total_of(json, "miss");
+	p.inval = total_of(json, "invalidation");
+	CHECK(p.miss >= 75000 && p.miss != UINT64_MAX);
+	CHECK(p.inval >= 24000 && p.inval != UINT64_MAX);
 	CHECK_EQ(total_of(json, "miss_own"), p.miss - p.reg - p.watch);
 	CHECK_EQ(total_of(json, "invalidation_own"), p.inval - p.dereg);
 	/* The deregistration before the miss is counted, not subtracted. */
