@@ -70,22 +70,30 @@ uint64_t mrc_index_bytes(const struct mrc_index *idx)
 	return idx->nodes * sizeof(struct idx_node) + sizeof(*idx);
 }
 
-struct mrcache_region *mrc_index_lookup(const struct mrc_index *idx, uintptr_t addr)
+/* The leaf holding page, if there is one.  Every hit walks this
+ * (mrc_index_lookup): unrolled, each level is a shift, a mask and a load. */
+static struct idx_node *leaf_find(const struct mrc_index *idx, uint64_t page)
 {
-	uint64_t page = (uint64_t)addr >> MRC_INDEX_PAGE_SHIFT;
-	const struct idx_node *node = idx->root;
+	struct idx_node *node = idx->root;
 
-	if ((uint64_t)addr >= MRC_INDEX_LIMIT)
-		return NULL;
-	/* Every hit walks this: unrolled, each level is a shift, a mask and
-	 * a load. */
 #pragma GCC unroll 4
 	for (int level = 0; level < LEVELS - 1; level++) {
-		node = load_slot(&node->slot[slot_of(page, level)]);
+		node = load_slot((void *const *)&node->slot[slot_of(page, level)]);
 		if (!node)
 			return NULL;
 	}
-	return load_slot(&node->slot[slot_of(page, LEVELS - 1)]);
+	return node;
+}
+
+struct mrcache_region *mrc_index_lookup(const struct mrc_index *idx, uintptr_t addr)
+{
+	uint64_t page = (uint64_t)addr >> MRC_INDEX_PAGE_SHIFT;
+	const struct idx_node *leaf;
+
+	if ((uint64_t)addr >= MRC_INDEX_LIMIT)
+		return NULL;
+	leaf = leaf_find(idx, page);
+	return leaf ? load_slot(&leaf->slot[slot_of(page, LEVELS - 1)]) : NULL;
 }
 
 /* The leaf holding page, allocating the path when `create`. */
@@ -126,20 +134,6 @@ int mrc_index_set(struct mrc_index *idx, uintptr_t start, uintptr_t end,
 	for (page = first; page < last; page++)
 		store_slot(&leaf_of(idx, page, 0)->slot[slot_of(page, LEVELS - 1)], r);
 	return 0;
-}
-
-/* The leaf holding page, if there is one (unrolled, as in lookup). */
-static struct idx_node *leaf_find(const struct mrc_index *idx, uint64_t page)
-{
-	struct idx_node *node = idx->root;
-
-#pragma GCC unroll 4
-	for (int level = 0; level < LEVELS - 1; level++) {
-		node = load_slot((void *const *)&node->slot[slot_of(page, level)]);
-		if (!node)
-			return NULL;
-	}
-	return node;
 }
 
 /* One walk down per leaf, not per page. */
