@@ -16,6 +16,14 @@
 
 #define P 4096
 
+/* The cache's stats after a step, printed under label. */
+static void stats_after(struct mrcache *c, const char *label, struct mrcache_stats *st)
+{
+	CHECK_EQ(mrcache_stats_get(c, st), 0);
+	printf("%-8s %llu failed registration(s), %llu eviction(s)\n", label,
+	       (unsigned long long)st->registration_failures, (unsigned long long)st->evictions);
+}
+
 int main(void)
 {
 	struct test_backend tb;
@@ -35,9 +43,7 @@ int main(void)
 	CHECK_EQ(mrcache_get(c, buf + 2 * P, 6 * P, MRCACHE_ACCESS_LOCAL_WRITE, &r), 0);
 	CHECK(mrcache_region_addr(r) == buf);
 	CHECK_EQ(mrcache_put(c, r), 0);
-	CHECK_EQ(mrcache_stats_get(c, &st), 0);
-	printf("merge:   %llu failed registration(s), %llu eviction(s)\n",
-	       (unsigned long long)st.registration_failures, (unsigned long long)st.evictions);
+	stats_after(c, "merge:", &st);
 	CHECK_EQ(st.registration_failures, 0);
 	CHECK_EQ(st.evictions, 0);
 	CHECK_EQ(st.merges, 1);
@@ -46,9 +52,7 @@ int main(void)
 	/* The control: no merge, so the cached region must be evicted. */
 	CHECK_EQ(mrcache_get(c, buf + 32 * P, P, MRCACHE_ACCESS_LOCAL_WRITE, &r), 0);
 	CHECK_EQ(mrcache_put(c, r), 0);
-	CHECK_EQ(mrcache_stats_get(c, &st), 0);
-	printf("control: %llu failed registration(s), %llu eviction(s)\n",
-	       (unsigned long long)st.registration_failures, (unsigned long long)st.evictions);
+	stats_after(c, "control:", &st);
 	CHECK_EQ(st.registration_failures, 1);
 	CHECK_EQ(st.evictions, 1);
 
