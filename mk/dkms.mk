@@ -2,12 +2,14 @@
 # source tree, the udev rule and the modules-load.d entry.
 #   make install-dkms [DESTDIR=...]     then: dkms install mrmon/$(VERSION)
 # check-dkms builds that tree with dkms itself, in a scratch tree, against
-# every kernel's headers installed here (scripts/dkms-check.sh).
+# every kernel's headers installed here (scripts/dkms-check.sh), or those
+# DKMS_KERNELS names (a glob after linux-headers-; .ci/run: no RT flavours).
 dkmsdir        ?= /usr/src
 udevrulesdir   ?= /usr/lib/udev/rules.d
 modulesloaddir ?= /usr/lib/modules-load.d
 DKMS_SRC       := $(DESTDIR)$(dkmsdir)/mrmon-$(VERSION)
 CHECK_SUITES   += check-dkms
+DKMS_KERNELS   ?= *-amd64
 
 .PHONY: install-dkms uninstall-dkms check-dkms
 install-dkms:
@@ -25,4 +27,5 @@ uninstall-dkms:
 	rm -f $(DESTDIR)$(udevrulesdir)/60-mrmon.rules $(DESTDIR)$(modulesloaddir)/mrmon.conf
 
 check-dkms:
-	@bash scripts/dkms-check.sh --results $(RESULTS) --work $(abspath $(BUILD))/dkms --version $(VERSION)
+	@bash scripts/dkms-check.sh --results $(RESULTS) --work $(abspath $(BUILD))/dkms --version $(VERSION) \
+	  --kernels '$(DKMS_KERNELS)'

@@ -5,12 +5,16 @@
 # headers are installed; each built module must carry that kernel's
 # vermagic.  One result line per kernel, and a control: a source tree with
 # a broken file must fail to build.
-#   dkms-check.sh --results FILE --work DIR --version V
+#   dkms-check.sh --results FILE --work DIR --version V [--kernels GLOB]
+# --kernels: the header directories' names after linux-headers- (default
+# every *-amd64; CI leaves out the RT flavours, whose module builds
+# kmod-lint checks: what DKMS adds, its own build path, is the same).
 set -u
-results= work= version=
+results= work= version= kernels='*-amd64'
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--results) results=$2 ;; --work) work=$2 ;; --version) version=$2 ;;
+	--kernels) kernels=$2 ;;
 	*) echo "dkms-check.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2
@@ -39,7 +43,8 @@ build_all() {	# SOURCETREE DKMSTREE [max kernels] -> one line per kernel
 	local st=$1 dt=$2 max=${3:-99} kdir kver ko
 	mkdir -p "$dt"
 	dk "$st" "$dt" add "mrmon/$version" >"$dt/add.log" 2>&1 || { echo "add failed"; return; }
-	for kdir in $(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | head -n "$max"); do
+	# shellcheck disable=SC2086 # $kernels is a glob
+	for kdir in $(ls -d /usr/src/linux-headers-$kernels 2>/dev/null | head -n "$max"); do
 		[ -d "$kdir" ] || continue
 		kver=${kdir#/usr/src/linux-headers-}
 		if dk "$st" "$dt" build "mrmon/$version" -k "$kver" >"$dt/build-$kver.log" 2>&1; then
