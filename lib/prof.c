@@ -175,11 +175,15 @@ static void prof_outer(enum mrc_prof_kind kind, uint64_t t0, uint64_t ns)
 		    ns > inner ? ns - inner : 0);
 }
 
+static int prof_is_outer(enum mrc_prof_kind kind)
+{
+	return kind == MRC_PROF_MISS || kind == MRC_PROF_INVALIDATE;
+}
+
 void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
 {
-	uint64_t now;
-
-	if (kind >= MRC_PROF_MISS_OWN)
+	/* Derived kinds are prof.c's own; an outer span needs its start. */
+	if (kind >= MRC_PROF_MISS_OWN || prof_is_outer(kind))
 		return;
 	prof_record(kind, ns);
 	if (prof_is_inner(kind)) {
@@ -189,9 +193,6 @@ void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns)
 			t->ring[t->ring_n++ % PROF_RING] = (struct prof_inner){ mrc_now_ns(), t->inner_ns };
 			t->inner_ns += ns;
 		}
-	} else if (kind == MRC_PROF_MISS || kind == MRC_PROF_INVALIDATE) {
-		now = mrc_now_ns();
-		prof_outer(kind, now > ns ? now - ns : 0, ns);
 	}
 }
 
@@ -199,7 +200,7 @@ void mrc_prof_add_span(enum mrc_prof_kind kind, uint64_t t0)
 {
 	uint64_t ns = mrc_now_ns() - t0;
 
-	if (kind != MRC_PROF_MISS && kind != MRC_PROF_INVALIDATE) {
+	if (!prof_is_outer(kind)) {
 		mrc_prof_add(kind, ns);
 		return;
 	}

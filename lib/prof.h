@@ -34,10 +34,12 @@ enum mrc_prof_kind {
 extern int mrc_prof_on;
 
 void mrc_prof_init(void);
+/* A span of ns of any kind but a miss, an invalidation (outer spans) and
+ * the derived kinds, which it ignores. */
 void mrc_prof_add(enum mrc_prof_kind kind, uint64_t ns);
-/* A span that began at t0 (mrc_now_ns()) and ends now.  For a miss or an
- * invalidation its start is exact, where mrc_prof_add() can only take now
- * minus ns, late by however long the thread was delayed in between (an
+/* A span that began at t0 (mrc_now_ns()) and ends now; the only way in
+ * for a miss or an invalidation, whose own time needs the exact start: now
+ * minus ns is late by however long the thread was delayed in between (an
  * inner span ending in that gap was once not subtracted). */
 void mrc_prof_add_span(enum mrc_prof_kind kind, uint64_t t0);
 const char *mrc_prof_kind_name(enum mrc_prof_kind kind);
