@@ -173,7 +173,7 @@ check:
 RESULTS ?= $(abspath $(BUILD))/results.txt
 TEST_TIMEOUT ?= 300
 check-host: $(if $(SAN),,lib) tests tools
-	@MRCACHE_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite host$(SAN:%=-%) \
+	@MRC_TEST_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite host$(SAN:%=-%) \
 	  --results $(RESULTS) --timeout $(TEST_TIMEOUT) $(TEST_BIN)
 
 # The installed files (docs/install.md).  The module's uapi header goes to

@@ -21,7 +21,7 @@ $(FUZZ_OUT)/fuzz-cache: tests/fuzz/fuzz-cache.c tests/util/testbackend.c $(wildc
 
 check-fuzz: $(FUZZ_OUT)/fuzz-cache
 	@FUZZ=$(abspath $(FUZZ_OUT)/fuzz-cache) FUZZ_TIME=$(FUZZ_TIME) \
-	  MRCACHE_LOGDIR=$(abspath $(BUILD))/logs/fuzz \
+	  MRC_TEST_LOGDIR=$(abspath $(BUILD))/logs/fuzz \
 	  bash tests/run.sh --suite fuzz --results $(RESULTS) --timeout 120 \
 	  tests/fuzz/fuzz-none.sh tests/fuzz/fuzz-hooks.sh tests/fuzz/fuzz-uffd.sh \
 	  tests/fuzz/fuzz-negative.sh

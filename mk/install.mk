@@ -8,5 +8,5 @@ CHECK_SUITES  += check-install
 
 .PHONY: check-install
 check-install: all
-	@MRCACHE_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite install \
+	@MRC_TEST_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite install \
 	  --results $(RESULTS) --timeout 300 $(INSTALL_TESTS)

@@ -28,5 +28,5 @@ $(BUILD)/tools/mrc-prof-filter-cost: tools/mrc-prof/bench/filter-cost.c tools/mr
 
 .PHONY: check-prof
 check-prof: $(BUILD)/tools/mrc-prof $(PROF_HELPERS)
-	@MRCACHE_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite prof \
+	@MRC_TEST_BUILD=$(abspath $(BUILD)) bash tests/run.sh --suite prof \
 	  --results $(RESULTS) --timeout 120 $(PROF_TESTS)

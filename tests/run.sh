@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 mkdir -p "$(dirname "$results")"
-logdir=${MRCACHE_LOGDIR:-$(dirname "$results")/logs/$suite}
+logdir=${MRC_TEST_LOGDIR:-$(dirname "$results")/logs/$suite}
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0
 for prog in "$@"; do

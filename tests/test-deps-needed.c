@@ -10,7 +10,7 @@
  *  - a cache with the callbacks backend and monitor none maps none of
  *    them.  Control: where the bpf monitor starts, libbpf.so.1 is then
  *    mapped, so the check sees a loaded library.
- * Needs MRCACHE_BUILD (set by tests/run.sh) and readelf.
+ * Needs MRC_TEST_BUILD (set by tests/run.sh) and readelf.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,11 +110,11 @@ static int create_destroy(enum mrcache_monitor_kind kind)
 
 int main(void)
 {
-	const char *build = getenv("MRCACHE_BUILD");
+	const char *build = getenv("MRC_TEST_BUILD");
 	char so[4096];
 
 	if (!build)
-		SKIP("MRCACHE_BUILD is not set (run through tests/run.sh)");
+		SKIP("MRC_TEST_BUILD is not set (run through tests/run.sh)");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsetenv("MRCACHE_MONITOR");	/* the monitors are chosen here */
 	snprintf(so, sizeof(so), "%s/libmrcache.so.0", build);

@@ -20,7 +20,7 @@
 
 int main(void)
 {
-	const char *build = getenv("MRCACHE_BUILD");
+	const char *build = getenv("MRC_TEST_BUILD");
 	char path[PATH_MAX];
 	const char *(*version)(void);
 	void *h;
@@ -29,7 +29,7 @@ int main(void)
 	SKIP("a sanitizer build has no shared library");
 #endif
 	if (!build)
-		SKIP("MRCACHE_BUILD unset (tests/run.sh sets it)");
+		SKIP("MRC_TEST_BUILD unset (tests/run.sh sets it)");
 	snprintf(path, sizeof(path), "%s/libmrcache.so.0", build);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {

@@ -9,7 +9,7 @@
  * --no-as-needed) keeps it, and so does LD_PRELOAD; a libmrcache-hooks
  * loaded with dlopen() is there but cannot interpose, and says so.
  * The programs are tests/hooks-link-prog.c, linked by mk/hooks.mk.
- * Needs MRCACHE_BUILD (set by tests/run.sh).
+ * Needs MRC_TEST_BUILD (set by tests/run.sh).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,12 +42,12 @@ static int run(const char *env, const char *prog, const char *args, char *out, s
 
 int main(void)
 {
-	const char *b = getenv("MRCACHE_BUILD");
+	const char *b = getenv("MRC_TEST_BUILD");
 	char out[4096], preload[4400], hooks_so[4200];
 	int rc;
 
 	if (!b)
-		SKIP("MRCACHE_BUILD is not set (run through tests/run.sh)");
+		SKIP("MRC_TEST_BUILD is not set (run through tests/run.sh)");
 	snprintf(build, sizeof(build), "%s", b);
 	snprintf(hooks_so, sizeof(hooks_so), "%s/libmrcache-hooks.so.0", build);
 	/* (Under ASan, a preload that comes before its runtime is allowed.) */

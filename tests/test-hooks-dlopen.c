@@ -5,7 +5,7 @@
  * static TLS a dlopen()ed library may not get), and the hooks monitor,
  * whose definitions cannot interpose there, must refuse to start with
  * -ENOTSUP rather than run blind.  The uffd monitor works.
- * Needs MRCACHE_BUILD (set by tests/run.sh) to find the shared library.
+ * Needs MRC_TEST_BUILD (set by tests/run.sh) to find the shared library.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,7 +31,7 @@ static int dereg(void *arg, void *handle)
 int main(void)
 {
 	static const struct mrcache_backend_ops ops = { reg, dereg };
-	const char *build = getenv("MRCACHE_BUILD");
+	const char *build = getenv("MRC_TEST_BUILD");
 	void (*config_init)(struct mrcache_config *);
 	int (*create)(const struct mrcache_config *, struct mrcache **);
 	int (*destroy)(struct mrcache *);
@@ -42,7 +42,7 @@ int main(void)
 	int rc;
 
 	if (!build)
-		SKIP("MRCACHE_BUILD is not set (run through tests/run.sh)");
+		SKIP("MRC_TEST_BUILD is not set (run through tests/run.sh)");
 	snprintf(path, sizeof(path), "%s/libmrcache.so.0", build);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h && strstr(dlerror(), "No such file"))

@@ -57,13 +57,13 @@ static int same(const char *what, const char *got, const char *want)
 /* The node each symbol is exported at, through the dynamic linker. */
 static void check_symbol_versions(void)
 {
-	const char *build = getenv("MRCACHE_BUILD");
+	const char *build = getenv("MRC_TEST_BUILD");
 	const char *(*fn)(void);
 	char path[4096];
 	void *h;
 
 	if (!build) {
-		printf("MRCACHE_BUILD unset: symbol versions not checked\n");
+		printf("MRC_TEST_BUILD unset: symbol versions not checked\n");
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/libmrcache.so.0", build);

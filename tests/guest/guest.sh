@@ -6,7 +6,7 @@
 # that) and may exit non-zero; the next suite still runs.
 set -u
 . "${1:?guest.env}"
-export GUEST_RESULTS=$GUEST_RESDIR/results.txt MRCACHE_BUILD=$GUEST_BUILD
+export GUEST_RESULTS=$GUEST_RESDIR/results.txt MRC_TEST_BUILD=$GUEST_BUILD
 export GUEST_RESDIR GUEST_BUILD GUEST_SRC GUEST_TEST_TIMEOUT TMPDIR=/tmp HOME=/tmp
 # run.sh --env: NAME=VALUE words for the tests (e.g. MRMON_TIME_SCALE).
 [ -z "${GUEST_ENV:-}" ] || export ${GUEST_ENV?}

@@ -27,7 +27,7 @@
  * invalidate its word.  Controls: one more open descriptor shows in the
  * count; once the holder is gone the module does unload (no notifier
  * outlives a descriptor), and it is loaded again from
- * $MRCACHE_BUILD/kmod/mrmon.ko, as it is if it wrongly unloaded above.
+ * $MRC_TEST_BUILD/kmod/mrmon.ko, as it is if it wrongly unloaded above.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -289,7 +289,7 @@ static int module_unload(void)
 
 static int module_load(void)
 {
-	const char *build = getenv("MRCACHE_BUILD");
+	const char *build = getenv("MRC_TEST_BUILD");
 	char path[512];
 	int fd, rc = 0;
 
@@ -395,7 +395,7 @@ int main(void)
 	/* Control: with the holder gone nothing pins the module. */
 	refs = refs_settled(LONG_MIN);
 	CHECK_EQ(refs, refs0);
-	if (refs == 0 && !test_failures && getenv("MRCACHE_BUILD")) {
+	if (refs == 0 && !test_failures && getenv("MRC_TEST_BUILD")) {
 		struct mon m;
 
 		CHECK_EQ(module_unload(), 0);

@@ -3,8 +3,7 @@
 # test's own for fresh installs.
 set -u
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${MRCACHE_BUILD:?MRCACHE_BUILD: the build directory}
-unset MRCACHE_BUILD	# not for the library: it names MRCACHE_* it does not read
+build=${MRC_TEST_BUILD:?MRC_TEST_BUILD: the build directory}
 ma=$(gcc -print-multiarch)
 version=$(make -s -C "$src" print-version)
 scratch=$build/install-check/$(basename "$0" .sh)

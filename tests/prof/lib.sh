@@ -1,6 +1,6 @@
-# Shared by mrc-prof's tests (sourced).  MRCACHE_BUILD is the build dir.
+# Shared by mrc-prof's tests (sourced).  MRC_TEST_BUILD is the build dir.
 set -u
-B=${MRCACHE_BUILD:?MRCACHE_BUILD is not set}
+B=${MRC_TEST_BUILD:?MRC_TEST_BUILD is not set}
 PROF=$B/tools/mrc-prof
 SYSCALLS="mmap munmap mremap madvise brk shmat shmdt"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mrc-prof-test.XXXXXX")

@@ -57,7 +57,7 @@ fi
 
 tests=("$GUEST_BUILD"/tests/test-verbs-*)
 if [ -e "${tests[0]}" ]; then
-	MRCACHE_LOGDIR=$logs bash "$GUEST_SRC/tests/run.sh" --suite guest-rdma \
+	MRC_TEST_LOGDIR=$logs bash "$GUEST_SRC/tests/run.sh" --suite guest-rdma \
 		--results "$GUEST_RESULTS" --timeout 300 "${tests[@]}" || status=1
 fi
 exit $status

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The module's own tests: C programs using the uapi directly
-# (tests/guest/test-*.c, built into $MRCACHE_BUILD/guest-tests).  The two
+# (tests/guest/test-*.c, built into $MRC_TEST_BUILD/guest-tests).  The two
 # long ones run smaller here: stress 10,000 replacements, leak 20,000
 # cycles (under TCG 100,000 take about 6 and 2 minutes); `make guest-soak`
 # runs them at full size.

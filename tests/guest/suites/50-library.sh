@@ -18,6 +18,6 @@ for prefix in "${prefixes[@]}"; do
 	done
 done
 [ ${#tests[@]} -gt 0 ] || { echo "no library tests built"; exit 0; }
-MRCACHE_MONITOR=kernel MRCACHE_LOGDIR=$GUEST_RESDIR/logs/guest-lib \
+MRCACHE_MONITOR=kernel MRC_TEST_LOGDIR=$GUEST_RESDIR/logs/guest-lib \
 	bash "$GUEST_SRC/tests/run.sh" --suite guest --results "$GUEST_RESULTS" --timeout "${GUEST_TEST_TIMEOUT:-300}" \
 	"${tests[@]}"

@@ -11,7 +11,7 @@ b=$GUEST_BUILD/tests
 run() {
 	local variant=$1; shift
 	MRCACHE_MONITOR=bpf MRCACHE_BPF_VARIANT=$variant \
-	MRCACHE_LOGDIR=$GUEST_RESDIR/logs/guest-bpf-$variant \
+	MRC_TEST_LOGDIR=$GUEST_RESDIR/logs/guest-bpf-$variant \
 		bash "$GUEST_SRC/tests/run.sh" --suite guest-bpf-$variant \
 		--results "$GUEST_RESULTS" --timeout "${GUEST_TEST_TIMEOUT:-300}" "$@"
 }
