@@ -11,25 +11,10 @@
 # hmm_range_fault() is the module's only way to PFNs.
 #   probe-check.sh --results FILE --work DIR
 set -u
-results= work=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--results) results=$2 ;; --work) work=$2 ;;
-	*) echo "probe-check.sh: unknown option $1" >&2; exit 2 ;;
-	esac
-	shift 2
-done
-[ -n "$results" ] && [ -n "$work" ] || { echo "usage: probe-check.sh --results FILE --work DIR" >&2; exit 2; }
-src=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/check-lib.sh
+. "$(dirname "$0")/../scripts/check-lib.sh"
+check_init kmod "" "$@"
 expected=$src/kmod/probes/expected.txt
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-status=0
-result() {	# PASS|FAIL|SKIP name [detail]
-	echo "$1 kmod/$2${3:+: $3}"
-	echo "$1 kmod/$2" >>"$results"
-	[ "$1" != FAIL ] || status=1
-}
 
 for c in "$src"/kmod/probes/*.c; do
 	name=$(basename "$c" .c)

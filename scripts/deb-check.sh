@@ -8,28 +8,13 @@
 # symlink resolved, and a program built against that root with pkg-config.
 #   deb-check.sh --results FILE --work DIR
 set -u
-results= work=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--results) results=$2 ;; --work) work=$2 ;;
-	*) echo "deb-check.sh: unknown option $1" >&2; exit 2 ;;
-	esac
-	shift 2
-done
-[ -n "$results" ] && [ -n "$work" ] ||
-	{ echo "usage: deb-check.sh --results FILE --work DIR" >&2; exit 2; }
-src=$(cd "$(dirname "$0")/.." && pwd)
-status=0
-result() {
-	echo "$1 deb/$2${3:+: $3}"
-	echo "$1 deb/$2" >>"$results"
-	[ "$1" != FAIL ] || status=1
-}
+# shellcheck source=scripts/check-lib.sh
+. "$(dirname "$0")/check-lib.sh"
+check_init deb "" "$@"
 for tool in dpkg-buildpackage dh lintian dh_dkms; do
 	command -v "$tool" >/dev/null || { result SKIP build "$tool not installed (scripts/deps.sh installs it)"; exit 0; }
 done
-rm -rf "$work" && mkdir -p "$work/src"
-work=$(cd "$work" && pwd)
+check_fresh_work && mkdir -p "$work/src"
 version=$(make -s -C "$src" print-version)
 tree=$work/src/mrcache-$version
 

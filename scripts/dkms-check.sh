@@ -10,30 +10,15 @@
 # every *-amd64; CI leaves out the RT flavours, whose module builds
 # kmod-lint checks: what DKMS adds, its own build path, is the same).
 set -u
-results= work= version= kernels='*-amd64'
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--results) results=$2 ;; --work) work=$2 ;; --version) version=$2 ;;
-	--kernels) kernels=$2 ;;
-	*) echo "dkms-check.sh: unknown option $1" >&2; exit 2 ;;
-	esac
-	shift 2
-done
-[ -n "$results" ] && [ -n "$work" ] && [ -n "$version" ] ||
-	{ echo "usage: dkms-check.sh --results FILE --work DIR --version V" >&2; exit 2; }
-src=$(cd "$(dirname "$0")/.." && pwd)
-status=0
-result() {
-	echo "$1 dkms/$2${3:+: $3}"
-	echo "$1 dkms/$2" >>"$results"
-	[ "$1" != FAIL ] || status=1
-}
+# shellcheck source=scripts/check-lib.sh
+. "$(dirname "$0")/check-lib.sh"
+version= kernels='*-amd64'
+check_init dkms "version kernels" "$@"
 if ! command -v dkms >/dev/null; then
 	result SKIP build "dkms not installed (scripts/deps.sh installs it)"
 	exit 0
 fi
-rm -rf "$work" && mkdir -p "$work"
-work=$(cd "$work" && pwd)
+check_fresh_work
 make -s -C "$src" install-dkms DESTDIR="$work/root" >"$work/install.log" 2>&1 ||
 	{ result FAIL install; cat "$work/install.log"; exit 1; }
 tree=$work/root/usr/src

@@ -8,24 +8,9 @@
 # planted defect must make it fail, or the check proves nothing.
 #   kmod-lint.sh --results FILE --work DIR
 set -u
-results= work=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--results) results=$2 ;; --work) work=$2 ;;
-	*) echo "kmod-lint.sh: unknown option $1" >&2; exit 2 ;;
-	esac
-	shift 2
-done
-[ -n "$results" ] && [ -n "$work" ] || { echo "usage: kmod-lint.sh --results FILE --work DIR" >&2; exit 2; }
-src=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-status=0
-result() {	# PASS|FAIL|SKIP name [detail]
-	echo "$1 kmod/$2${3:+: $3}"
-	echo "$1 kmod/$2" >>"$results"
-	[ "$1" != FAIL ] || status=1
-}
+# shellcheck source=scripts/check-lib.sh
+. "$(dirname "$0")/check-lib.sh"
+check_init kmod "" "$@"
 
 # checkpatch.pl and the two data files it reads, from the source package.
 tools=$work/checkpatch
