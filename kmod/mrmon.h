@@ -8,12 +8,12 @@
  *   ctx->mutex  (sleeping) serialises SETUP, WATCH, UNWATCH and
  *               REVALIDATE: the slot table, the generation counter, the
  *               memory charge.  Held across copy_from_user, allocation,
- *               mmu_interval_notifier_insert/remove and mmap_read_lock
- *               (REVALIDATE's page-table snapshot); the notifier never
- *               takes it, and no path takes it with mmap_lock held (mmap
- *               and the map's fault handler take no context lock).
- *   mmap_lock   (the mm's) taken for reading inside ctx->mutex only, by
- *               the snapshots of mrmon_snapshot.c.
+ *               mmu_interval_notifier_insert/remove (which may take
+ *               mmap_lock for the mm's first notifier) and the snapshots
+ *               of mrmon_snapshot.c (a lockless walk: no mmap_lock); the
+ *               notifier never takes it, and no path takes it with
+ *               mmap_lock held (mmap and the map's fault handler take no
+ *               context lock).
  *   ctx->lock   (spinlock, leaf) guards the words, the header counters,
  *               the event ring, the overflow flag, and each watch's gen
  *               and changed fields.  Taken by the notifier callback; never

@@ -8,7 +8,7 @@
 # CI builds the module once per kernel here).  Plus a guard that kmod/ reads no page
 # tables itself: the lockless page-table accessors (ptep_get_lockless,
 # pmdp_get_lockless, pte_offset_map*) change between releases, and
-# hmm_range_fault() is the module's only way to PFNs.
+# get_user_pages_fast_only() is the module's only way to PFNs.
 #   probe-check.sh --results FILE --work DIR
 set -u
 # shellcheck source=scripts/check-lib.sh

@@ -39,7 +39,7 @@
  *    The seq numbers are abstracted, exactly, to what their comparisons
  *    decide (a sub has one reader at a time: WATCH and REVALIDATE hold
  *    ctx->mutex): sinv[] (read_begin would sleep), scoll[] (read_retry,
- *    and hmm_range_fault's check_retry, would be true).
+ *    and the snapshot's check_retry, would be true).
  *  - folio_maybe_dma_pinned() is taken as exact: a page is pinned when a
  *    registration pins it (the real test can also say yes for a page with
  *    many references; that matters only to a caller that skips the
@@ -51,10 +51,10 @@
  *    consecutive steps of one thread are merged where no other process can
  *    tell (each place says why).  ctx->mutex is implied: only the cache
  *    uses the descriptor, always under cache->lock.  mmap_lock is left
- *    out: a CLEAR can run under mmap_read_lock beside the snapshot's walk,
- *    and leaving it out only adds interleavings.  hmm_range_fault's
- *    collision check and its read of the pages are one step; the caller's
- *    read_retry under ctx->lock is a later one.
+ *    out: the snapshot's lockless walk does not take it, and a CLEAR may
+ *    hold it.  The snapshot's read of the pages and its collision check
+ *    are one step; the caller's read_retry under ctx->lock is a later
+ *    one.
  *  - Only the kernel monitor: the user-side monitors (uffd, hooks) and the
  *    bpf monitor are not modelled.  WATCH always asks for a snapshot, as
  *    the library does when the module offers REVALIDATE.
@@ -336,15 +336,15 @@ inline mrmon_invalidate(s, kind)
 	}
 }
 
-/* mrmon_snapshot() -> hmm_range_fault(): -EBUSY if the sub's seq moved
- * since read_begin (mmu_interval_check_retry), -ENOENT if REVALIDATE's
- * snapshot finds a page not pinned for DMA, else the PFNs, hashed.  bad:
- * the snapshot failed. */
+/* mrmon_snapshot() -> get_user_pages_fast_only(), chunk by chunk: -EBUSY
+ * if the sub's seq moved since read_begin (mmu_interval_check_retry),
+ * -ENOENT if REVALIDATE's snapshot finds a page not pinned for DMA, else
+ * the PFNs, hashed.  bad: the snapshot failed. */
 inline mrmon_snapshot(s, pinned, fp, bad)
 {
-	/* @code kmod/mrmon_snapshot.c:mrmon_snapshot:120-132 */
-	/* @code kmod/mrmon_snapshot.c:mrmon_snapshot_chunk:65-82 */
-	/* @linux mm/hmm.c:hmm_range_fault */
+	/* @code kmod/mrmon_snapshot.c:mrmon_snapshot:119-129 */
+	/* @code kmod/mrmon_snapshot.c:mrmon_snapshot_chunk:77-90 */
+	/* @linux mm/gup.c:get_user_pages_fast_only */
 	atomic { bad = (scoll[s] || (pinned && !PINNED)); fp = mapped }
 }
 
