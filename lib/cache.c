@@ -31,7 +31,6 @@
 #include "prof.h"
 
 #define MAX_RACE_RETRIES 16
-#define NOT_IN_HEAP	UINT32_MAX
 
 /* --- the lock --- */
 
@@ -118,7 +117,7 @@ static struct mrcache_region *region_alloc(struct mrcache *c)
 		for (int i = (int)REGION_SLAB_REGIONS - 1; i >= 0; i--) {
 			r = &slab->hot[i];
 			r->refstate = REF_DEAD | REF_RECLAIMED;
-			slab->cold[i].lru_pos = NOT_IN_HEAP;
+			slab->cold[i].lru_pos = MRC_LRU_NOT_IN_HEAP;
 			slab->cold[i].reg.handle = c->free_regions;
 			c->free_regions = r;
 		}
@@ -150,15 +149,21 @@ static void region_set_range(struct mrcache_region *r, uintptr_t start,
 	__atomic_store_n(&r->end_access, end | access, __ATOMIC_RELAXED);
 }
 
-/* One deregistration, without the stats (the caller times it). */
-static void dereg_one(struct mrcache *c, struct mrcache_region *r)
+static void dereg_failed(const struct mrcache_region *r, int rc)
+{
+	mrc_log(0, "deregistration of [%#lx, %#lx) failed: %s",
+		(unsigned long)region_start(r), (unsigned long)region_end(r), strerror(-rc));
+}
+
+/* One deregistration, without the stats (the caller times it).  Inline:
+ * reclaim_flush() runs it for every region of a batch. */
+static inline void dereg_one(struct mrcache *c, struct mrcache_region *r)
 {
 	uint64_t t0 = mrc_prof_on ? mrc_now_ns() : 0;
 	int rc = c->backend->ops->dereg(c->backend, &region_cold(r)->reg);
 
-	if (rc)
-		mrc_log(0, "deregistration of [%#lx, %#lx) failed: %s",
-			(unsigned long)region_start(r), (unsigned long)region_end(r), strerror(-rc));
+	if (__builtin_expect(rc != 0, 0))
+		dereg_failed(r, rc);
 	if (mrc_prof_on)
 		mrc_prof_add(MRC_PROF_DEREGISTER, mrc_now_ns() - t0);
 }
@@ -198,13 +203,14 @@ static void reclaim_flush(struct mrcache *c)
 	c->st.deregistrations += n;
 	c->st.deregister_ns += mrc_now_ns() - t0;
 	t0 = mrc_prof_on ? mrc_now_ns() : 0;
-	for (uint32_t i = 0; i < n; i++)
-		w[i] = &c->reclaim[i]->watch;
-	if (ops->unwatch_many)
-		ops->unwatch_many(c->monitor, w, n);
-	else
+	if (ops->unwatch_many) {
 		for (uint32_t i = 0; i < n; i++)
-			ops->unwatch(c->monitor, w[i]);
+			w[i] = &c->reclaim[i]->watch;
+		ops->unwatch_many(c->monitor, w, n);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			ops->unwatch(c->monitor, &c->reclaim[i]->watch);
+	}
 	if (mrc_prof_on)
 		mrc_prof_add(MRC_PROF_WATCH, (mrc_now_ns() - t0) / n);
 	for (uint32_t i = 0; i < n; i++)
@@ -217,7 +223,7 @@ static void reclaim_flush(struct mrcache *c)
  * deregistration, unwatch and free wait in c->reclaim for the end of the
  * lock section (or a full batch, or an eviction that needs the room), so a
  * drain that reclaims many regions handles them at once.  Under the lock. */
-static void region_reclaim(struct mrcache *c, struct mrcache_region *r)
+static inline void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 {
 	uint64_t expect = REF_DEAD;
 
@@ -263,8 +269,11 @@ static inline int region_unref(struct mrcache *c, struct mrcache_region *r)
 
 enum kill_reason { KILL_INVALIDATED, KILL_EVICTED, KILL_MERGED, KILL_FLUSHED };
 
-static void region_kill(struct mrcache *c, struct mrcache_region *r,
-			enum mrcache_cause cause, enum kill_reason why)
+/* Inline everywhere: with `why` a constant the switch folds away, and the
+ * one region_cold(r) serves the index, LRU and reclaim steps. */
+static inline __attribute__((always_inline))
+void region_kill(struct mrcache *c, struct mrcache_region *r,
+		 enum mrcache_cause cause, enum kill_reason why)
 {
 	uintptr_t start = region_start(r), end = region_end(r);
 	uint64_t old;
@@ -297,10 +306,10 @@ static void region_kill(struct mrcache *c, struct mrcache_region *r,
 		region_reclaim(c, r);
 }
 
-void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
-		     enum mrcache_cause cause, int evicted)
+void mrc_region_invalidate(struct mrcache *c, struct mrcache_region *r,
+			   enum mrcache_cause cause)
 {
-	region_kill(c, r, cause, evicted ? KILL_EVICTED : KILL_INVALIDATED);
+	region_kill(c, r, cause, KILL_INVALIDATED);
 }
 
 /* Throw away a region that was never published (failure or race). */

@@ -84,8 +84,9 @@ void mrc_cache_unlock(struct mrcache *c);
 /* -EDEADLK (and a message naming fn) when this thread holds c's lock: a
  * callback calling back into its own cache.  0 otherwise. */
 int mrc_cache_reentered(const struct mrcache *c, const char *fn);
-void mrc_region_kill(struct mrcache *c, struct mrcache_region *r,
-		     enum mrcache_cause cause, int evicted);
+/* Kill r, whose watch reported cause (cache_invalidate.c). */
+void mrc_region_invalidate(struct mrcache *c, struct mrcache_region *r,
+			   enum mrcache_cause cause);
 int mrc_cache_drain_locked(struct mrcache *c);
 
 /* A slot of one of this cache's slabs?  Never dereferences r: it may be

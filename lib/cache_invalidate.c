@@ -8,7 +8,6 @@
  * a later cache call under cache->lock (mrc_cache_drain_locked): it removes
  * every region whose word changed and deregisters those nobody holds.
  */
-#include <stdlib.h>
 #include "cache.h"
 #include "prof.h"
 
@@ -71,7 +70,7 @@ static int kill_if_changed(struct mrcache_region *r, void *arg)
 
 	if ((region_cold(r)->flags & REGION_INDEXED) && !region_intact(r) &&
 	    !region_revalidated(k->cache, r, k->cause)) {
-		mrc_region_kill(k->cache, r, k->cause, 0);
+		mrc_region_invalidate(k->cache, r, k->cause);
 		k->killed++;
 	}
 	return 0;
@@ -96,26 +95,15 @@ void mrc_cache_event(struct mrcache *c, uint64_t cookie, uintptr_t start,
 void mrc_cache_rescan(struct mrcache *c)
 {
 	struct kill_arg k = { c, MRCACHE_CAUSE_OVERFLOW, 0 };
-	struct mrcache_region **snap;
-	uint32_t n = 0;
 
-	/* Killing reorders the heap: work on a snapshot. */
-	snap = malloc((c->lru.count ? c->lru.count : 1) * sizeof(*snap));
-	if (snap) {
-		for (uint32_t i = 0; i < c->lru.count; i++)
-			if (mrc_lru_at(&c->lru, i))
-				snap[n++] = mrc_lru_at(&c->lru, i);
-		for (uint32_t i = 0; i < n; i++)
-			kill_if_changed(snap[i], &k);
-		free(snap);
-		return;
-	}
-	for (uint32_t i = 0; i < c->lru.count;) {
-		int before = k.killed;
+	/* A kill leaves a hole in the heap and moves no entry, and dropping
+	 * trailing holes only lowers count: a walk by position sees every
+	 * region once. */
+	for (uint32_t i = 0; i < c->lru.count; i++) {
+		struct mrcache_region *r = mrc_lru_at(&c->lru, i);
 
-		if (mrc_lru_at(&c->lru, i))
-			kill_if_changed(mrc_lru_at(&c->lru, i), &k);
-		i = k.killed == before ? i + 1 : 0;
+		if (r)
+			kill_if_changed(r, &k);
 	}
 }
 

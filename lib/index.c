@@ -169,12 +169,39 @@ struct walk {
 	uint64_t end_page;
 };
 
+/* Slots [from, to) of a leaf: a walk spends most of its time here (an
+ * invalidation of many small regions visits each of their pages), so one
+ * load and one compare per slot; NULL != last resets the run. */
+static int walk_leaf(const struct idx_node *leaf, unsigned from, unsigned to,
+		     struct walk *w)
+{
+	for (unsigned i = from; i < to; i++) {
+		struct mrcache_region *r = load_slot(&leaf->slot[i]);
+		int rc;
+
+		if (r == w->last)
+			continue;
+		w->last = r;
+		if (r && (rc = w->fn(r, w->arg)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* base: the first page node covers; page: where the walk starts in it
+ * (base <= page < w->end_page). */
 static int walk_node(const struct idx_node *node, int level, uint64_t base,
 		     uint64_t page, struct walk *w)
 {
 	unsigned shift = LEVEL_BITS * (LEVELS - 1 - level);
 	int rc;
 
+	if (level == LEVELS - 1) {
+		uint64_t left = w->end_page - base;
+		unsigned to = left < FANOUT ? (unsigned)left : FANOUT;
+
+		return walk_leaf(node, slot_of(page, level), to, w);
+	}
 	for (unsigned i = slot_of(page, level); i < FANOUT; i++) {
 		uint64_t slot_base = base | ((uint64_t)i << shift);
 		void *child;
@@ -184,13 +211,6 @@ static int walk_node(const struct idx_node *node, int level, uint64_t base,
 		child = load_slot(&node->slot[i]);
 		if (!child) {
 			w->last = NULL;
-		} else if (level == LEVELS - 1) {
-			if (child != w->last) {
-				w->last = child;
-				rc = w->fn(child, w->arg);
-				if (rc)
-					return rc;
-			}
 		} else {
 			rc = walk_node(child, level + 1, slot_base,
 				       slot_base > page ? slot_base : page, w);

@@ -5,8 +5,6 @@
 #include "lru.h"
 #include "region.h"
 
-#define NOT_IN_HEAP UINT32_MAX
-
 void mrc_lru_init(struct mrc_lru *lru, const struct mrc_slabset *slabs)
 {
 	memset(lru, 0, sizeof(*lru));
@@ -18,11 +16,6 @@ void mrc_lru_fini(struct mrc_lru *lru)
 	mrc_arena_release(&lru->arena);
 	lru->heap = NULL;
 	lru->count = lru->capacity = lru->holes = 0;
-}
-
-static uint32_t region_id(const struct mrc_lru *lru, const struct mrcache_region *r)
-{
-	return (uint32_t)(r - (const struct mrcache_region *)lru->regions->base);
 }
 
 /* Entries the heap may ever need: two per region of the slab arena (at
@@ -123,7 +116,7 @@ static void compact(struct mrc_lru *lru)
 int mrc_lru_add(struct mrc_lru *lru, struct mrcache_region *r)
 {
 	struct mrc_lru_entry e = { __atomic_load_n(&r->last_use, __ATOMIC_RELAXED),
-				   region_id(lru, r) };
+				   mrc_lru_id(lru, r) };
 
 	/* Compacted here, not at removal: a reclaim that empties the heap
 	 * removes each region at O(1), and the next add squeezes once. */
@@ -137,15 +130,8 @@ int mrc_lru_add(struct mrc_lru *lru, struct mrcache_region *r)
 	return 0;
 }
 
-void mrc_lru_remove(struct mrc_lru *lru, struct mrcache_region *r)
+void mrc_lru_trim(struct mrc_lru *lru)
 {
-	uint32_t pos = region_cold(r)->lru_pos;
-
-	if (pos == NOT_IN_HEAP || pos >= lru->count || lru->heap[pos].id != region_id(lru, r))
-		return;
-	region_cold(r)->lru_pos = NOT_IN_HEAP;
-	lru->heap[pos].id = MRC_LRU_HOLE;
-	lru->holes++;
 	while (lru->count && lru->heap[lru->count - 1].id == MRC_LRU_HOLE) {
 		lru->count--;
 		lru->holes--;
@@ -178,7 +164,7 @@ struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
 		}
 		remove_root(lru);
 		if (usable(r)) {
-			region_cold(r)->lru_pos = NOT_IN_HEAP;
+			region_cold(r)->lru_pos = MRC_LRU_NOT_IN_HEAP;
 			victim = r;
 			break;
 		}

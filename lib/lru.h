@@ -54,7 +54,9 @@ struct mrc_lru {
 void mrc_lru_init(struct mrc_lru *lru, const struct mrc_slabset *slabs);
 void mrc_lru_fini(struct mrc_lru *lru);
 int mrc_lru_add(struct mrc_lru *lru, struct mrcache_region *r);
-void mrc_lru_remove(struct mrc_lru *lru, struct mrcache_region *r);
+/* Drop the holes at the end of the heap (after mrc_lru_remove() of its
+ * last entry). */
+void mrc_lru_trim(struct mrc_lru *lru);
 /* The least recently used region accepted by `usable`, removed from the
  * heap; NULL when none is.  Regions refused stay in the heap. */
 struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
@@ -64,6 +66,32 @@ static inline struct mrcache_region *mrc_lru_region(const struct mrc_lru *lru, u
 	if (id == MRC_LRU_HOLE)
 		return NULL;
 	return (struct mrcache_region *)lru->regions->base + id;
+}
+
+#define MRC_LRU_NOT_IN_HEAP UINT32_MAX	/* region_cold()->lru_pos of a region outside it */
+
+static inline uint32_t mrc_lru_id(const struct mrc_lru *lru, const struct mrcache_region *r)
+{
+	return (uint32_t)(r - (const struct mrcache_region *)lru->regions->base);
+}
+
+/* Leave a hole where r's entry was (nothing if r is not in the heap).
+ * Inline: a reclaim removes thousands of regions at a time, and the
+ * caller's region_cold(r) serves here too.  A removal moves no entry, so
+ * a walk over the entries (mrc_lru_at) may remove the region it is at. */
+static inline void mrc_lru_remove(struct mrc_lru *lru, struct mrcache_region *r)
+{
+	struct region_cold *cold = region_cold(r);
+	uint32_t pos = cold->lru_pos;
+
+	/* MRC_LRU_NOT_IN_HEAP is never below count. */
+	if (pos >= lru->count || lru->heap[pos].id != mrc_lru_id(lru, r))
+		return;
+	cold->lru_pos = MRC_LRU_NOT_IN_HEAP;
+	lru->heap[pos].id = MRC_LRU_HOLE;
+	lru->holes++;
+	if (pos == lru->count - 1)
+		mrc_lru_trim(lru);
 }
 
 /* The region of entry i (0 <= i < count), NULL for a hole: a walk over

@@ -362,7 +362,7 @@ inline mrmon_watch_one(r, s, e, fp, bad)
 	 * invalidation's end; if the walk found nothing it joins at once and
 	 * the seq goes odd; either way this invalidation does not call it,
 	 * and read_begin will wait for its end. */
-	/* @code lib/cache.c:region_alloc:126-133 */
+	/* @code lib/cache.c:region_alloc:125-132 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_one:159-169 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:87-93 */
 	/* @linux mm/mmu_notifier.c:__mmu_interval_notifier_insert */
@@ -621,13 +621,13 @@ proctype worker()
 
 inline cache_lock(me)
 {
-	/* @code lib/cache.c:mrc_cache_lock:56-57 */
+	/* @code lib/cache.c:mrc_cache_lock:55-56 */
 	atomic { lock == NONE -> lock = me }
 }
 
 inline cache_unlock(me)
 {
-	/* @code lib/cache.c:mrc_cache_unlock:76-77 */
+	/* @code lib/cache.c:mrc_cache_unlock:75-76 */
 	d_step { assert(lock == me); lock = NONE }
 }
 
@@ -641,7 +641,7 @@ inline cache_unlock(me)
  * deregistration, the unwatch and the free into this step. */
 inline region_reclaim(r, won)
 {
-	/* @code lib/cache.c:region_reclaim:222-229 */
+	/* @code lib/cache.c:region_reclaim:228-235 */
 	atomic {
 		if
 		:: rstate[r] == R_DEAD && refs[r] == 0 ->
@@ -652,8 +652,8 @@ inline region_reclaim(r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_reclaim:227-231 */
-		/* @code lib/cache.c:reclaim_flush:201-211 */
+		/* @code lib/cache.c:region_reclaim:233-237 */
+		/* @code lib/cache.c:reclaim_flush:206-217 */
 		/* @code lib/monitor_kernel.c:kernel_unwatch_many:286-290 */
 		/* @code lib/monitor_kernel.c:kmon_unwatch_entries:262-263 */
 #ifdef EARLY_UNWATCH
@@ -672,8 +672,8 @@ inline region_reclaim(r, won)
  * cache->lock (never held by its caller) and tries region_reclaim(). */
 inline region_unref(me, r, won)
 {
-	/* @code lib/cache.c:region_unref:257-261 */
-	/* @code lib/cache.c:region_unref_slow:239-244 */
+	/* @code lib/cache.c:region_unref:263-267 */
+	/* @code lib/cache.c:region_unref_slow:245-250 */
 	atomic {
 		assert(refs[r] > 0);
 		refs[r]--;
@@ -681,7 +681,7 @@ inline region_unref(me, r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_unref_slow:245-247 */
+		/* @code lib/cache.c:region_unref_slow:251-253 */
 		cache_lock(me);
 		region_reclaim(r, won);
 		cache_unlock(me)
@@ -695,12 +695,12 @@ inline region_unref(me, r, won)
  * Under cache->lock. */
 inline region_kill(r, won)
 {
-	/* @code lib/cache.c:region_kill:272-274 */
+	/* @code lib/cache.c:region_kill:281-283 */
 	if
 	:: index == r -> index = NONE
 	:: else
 	fi;
-	/* @code lib/cache.c:region_kill:295-297 */
+	/* @code lib/cache.c:region_kill:304-306 */
 	atomic {
 		assert(rstate[r] == R_LIVE);
 		rstate[r] = R_DEAD;
@@ -741,7 +741,7 @@ inline kernel_revalidate(r, e, fp, bad)
  * does nothing for an event's cause: drain() already tried). */
 inline kill_if_changed(r, won)
 {
-	/* @code lib/cache_invalidate.c:kill_if_changed:72-75 */
+	/* @code lib/cache_invalidate.c:kill_if_changed:71-74 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] -> region_kill(r, won)
@@ -754,16 +754,16 @@ inline kill_if_changed(r, won)
  * unless it re-armed the watch and the word still holds the new value. */
 inline rescan_if_changed(r, won, e, fp, bad)
 {
-	/* @code lib/cache_invalidate.c:kill_if_changed:72-73 */
+	/* @code lib/cache_invalidate.c:kill_if_changed:71-72 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] ->
-		/* @code lib/cache_invalidate.c:region_revalidated:63-65 */
+		/* @code lib/cache_invalidate.c:region_revalidated:62-64 */
 		kernel_revalidate(r, e, fp, bad);
 		atomic { e = (e != 0 && word[rslot[r]] == rexp[r]) };
 		if
 		:: e == 0 ->
-			/* @code lib/cache_invalidate.c:kill_if_changed:74-75 */
+			/* @code lib/cache_invalidate.c:kill_if_changed:73-74 */
 			region_kill(r, won)
 		:: else -> e = 0
 		fi
@@ -783,7 +783,7 @@ inline rescan_if_changed(r, won, e, fp, bad)
  * Under cache->lock. */
 inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 {
-	/* @code lib/cache_invalidate.c:mrc_cache_drain_locked:129-130 */
+	/* @code lib/cache_invalidate.c:mrc_cache_drain_locked:117-118 */
 	/* @code lib/monitor_kernel.c:kernel_drain:375-376 */
 	/* @code lib/monitor_kernel.c:kernel_pending:362-362 */
 	/* @code kmod/mrmon_main.c:mrmon_read:261-269 */
@@ -820,14 +820,14 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 	fi;
 #ifndef MUTANT_OVERFLOW_LOST
 	/* @code lib/monitor_kernel.c:kernel_drain:380-382 */
-	/* @code lib/cache_invalidate.c:mrc_cache_rescan:105-109 */
+	/* @code lib/cache_invalidate.c:mrc_cache_rescan:102-106 */
 	if
 	:: ov -> r = index; rescan_if_changed(r, won, e, fp, bad)
 	:: else
 	fi;
 #endif
 	/* @code lib/monitor_kernel.c:kernel_drain:383-386 */
-	/* @code lib/cache_invalidate.c:mrc_cache_event:90-91 */
+	/* @code lib/cache_invalidate.c:mrc_cache_event:89-90 */
 	if
 	:: ev > 0 && kgens[es] == eg -> kill_if_changed(ec, won)
 	:: else
@@ -843,7 +843,7 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
  * Under cache->lock. */
 inline cache_register(r, s, e, ok, got, fp, bad)
 {
-	/* @code lib/cache.c:cache_register:590-590 */
+	/* @code lib/cache.c:cache_register:599-599 */
 	d_step {
 		r = 0;
 		do
@@ -855,19 +855,19 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 #ifdef MUTANT_REG_BEFORE_WATCH
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
-	/* @code lib/cache.c:cache_register:594-594 */
+	/* @code lib/cache.c:cache_register:603-603 */
 	/* @code lib/monitor_kernel.c:kernel_watch:239-243 */
 	mrmon_watch_one(r, s, e, fp, bad);
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
 	/* @code lib/monitor_kernel.c:kernel_watch:247-250 */
-	/* @code lib/cache.c:cache_register:599-600 */
+	/* @code lib/cache.c:cache_register:608-609 */
 	d_step {
 		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
-	/* @code lib/cache.c:cache_register:617-617 */
+	/* @code lib/cache.c:cache_register:626-626 */
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
@@ -876,8 +876,8 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
 	 * whose word was cleared */
-	/* @code lib/cache.c:cache_register:623-633 */
-	/* @code lib/cache.c:cache_register:641-645 */
+	/* @code lib/cache.c:cache_register:632-642 */
+	/* @code lib/cache.c:cache_register:650-654 */
 	atomic {
 		if
 		:: word[s] == e -> GET_RETURNS(r); ok = 1; rstate[r] = R_LIVE; refs[r]++
@@ -888,11 +888,11 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	if
 	:: ok -> got = r
 	:: else ->
-		/* @code lib/cache.c:region_discard:312-317 */
+		/* @code lib/cache.c:region_discard:321-326 */
 		d_step { index = NONE; rpages[r] = 0 };
-		/* @code lib/cache.c:region_discard:318-319 */
+		/* @code lib/cache.c:region_discard:327-328 */
 		mrmon_unwatch_one(s, r);
-		/* @code lib/cache.c:region_discard:320-325 */
+		/* @code lib/cache.c:region_discard:329-334 */
 		rstate[r] = R_FREE
 	fi
 }
@@ -903,12 +903,12 @@ inline cache_register(r, s, e, ok, got, fp, bad)
  * else cache_register(), again on -ESTALE. */
 inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 {
-	/* @code lib/cache.c:cache_get_slow:662-663 */
+	/* @code lib/cache.c:cache_get_slow:671-672 */
 	cache_lock(me);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	do
 	:: got == NONE ->
-		/* @code lib/cache.c:cache_get_slow:666-672 */
+		/* @code lib/cache.c:cache_get_slow:675-681 */
 		atomic {
 			r = index;	/* mrc_index_lookup(): writers hold the lock */
 			ok = (r != NONE && word[rslot[r]] == rexp[r]);	/* region_intact() */
@@ -919,20 +919,20 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, b
 		};
 		if
 		:: ok ->
-			/* @code lib/cache.c:cache_get_slow:674-679 */
+			/* @code lib/cache.c:cache_get_slow:683-688 */
 			atomic { refs[r]++; got = r }
 		:: !ok && r != NONE ->
-			/* @code lib/cache.c:cache_get_slow:668-671 */
+			/* @code lib/cache.c:cache_get_slow:677-680 */
 			region_kill(r, won);
-			/* @code lib/cache.c:cache_get_slow:681-681 */
+			/* @code lib/cache.c:cache_get_slow:690-690 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		:: !ok && r == NONE ->
-			/* @code lib/cache.c:cache_get_slow:681-681 */
+			/* @code lib/cache.c:cache_get_slow:690-690 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache.c:cache_get_slow:685-685 */
+	/* @code lib/cache.c:cache_get_slow:694-694 */
 	cache_unlock(me)
 }
 
@@ -944,8 +944,8 @@ proctype app(byte me)
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
 		 * free, may be stale */
-		/* @code lib/cache.c:mrcache_get:729-729 */
-		/* @code lib/cache.c:cache_hit:487-489 */
+		/* @code lib/cache.c:mrcache_get:738-738 */
+		/* @code lib/cache.c:cache_hit:496-498 */
 		got = NONE;
 		r = index;
 		if
@@ -962,7 +962,7 @@ proctype app(byte me)
 			};
 #else
 			/* try_hit(): the reference first */
-			/* @code lib/cache.c:try_hit:470-470 */
+			/* @code lib/cache.c:try_hit:479-479 */
 			atomic { old = rstate[r]; refs[r]++ };
 			if
 			:: old == R_LIVE ->
@@ -977,7 +977,7 @@ proctype app(byte me)
 				 * a re-arm's word is new, so an expected value
 				 * read before an update never matches a word
 				 * read after it. */
-				/* @code lib/cache.c:try_hit:471-478 */
+				/* @code lib/cache.c:try_hit:480-487 */
 				/* @code lib/region.h:region_intact:109-110 */
 				atomic { w = word[rslot[r]]; good = (rpages[r] == mapped) };
 				atomic {
@@ -991,7 +991,7 @@ proctype app(byte me)
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache.c:try_hit:480-480 */
+				/* @code lib/cache.c:try_hit:489-489 */
 				region_unref(me, r, won)
 			:: else
 			fi
@@ -1000,16 +1000,16 @@ proctype app(byte me)
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache.c:mrcache_get:731-731 */
+			/* @code lib/cache.c:mrcache_get:740-740 */
 			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 		:: else
 		fi;
 		/* the application uses got, then mrcache_put(): region_unref(),
 		 * then drain if events_waiting() and the lock is free */
 		d_step { r = 0; old = 0; s = 0; e = 0; ok = 0 };
-		/* @code lib/cache.c:mrcache_put:756-756 */
+		/* @code lib/cache.c:mrcache_put:765-765 */
 		region_unref(me, got, won);
-		/* @code lib/cache.c:mrcache_put:758-761 */
+		/* @code lib/cache.c:mrcache_put:767-770 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1035,14 +1035,14 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg, e, fp, bad;
 	bit won, ov, eclr;
-	/* @code lib/cache.c:whole_cache_call:849-853 */
+	/* @code lib/cache.c:whole_cache_call:858-862 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 ->
-		/* @code lib/cache.c:flush_locked:829-830 */
-		/* @code lib/cache.c:region_evictable:330-331 */
+		/* @code lib/cache.c:flush_locked:838-839 */
+		/* @code lib/cache.c:region_evictable:339-340 */
 		region_kill(r, won)
 	:: true
 	fi;
@@ -1050,7 +1050,7 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache.c:whole_cache_call:849-853 */
+	/* @code lib/cache.c:whole_cache_call:858-862 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	/* No leaks: every region struct is free, or cached validly with no
