@@ -62,7 +62,7 @@ struct mrc_monitor_ops {
 		     uint64_t cookie, struct mrc_watch *w);
 	void (*unwatch)(struct mrc_monitor *mon, struct mrc_watch *w);
 	/* unwatch() of n watches (1..MRC_RECLAIM_BATCH) in one go, for
-	 * monitors where each costs a system call.  May be NULL. */
+	 * monitors where each costs a system call or a lock.  May be NULL. */
 	void (*unwatch_many)(struct mrc_monitor *mon, struct mrc_watch *const *w,
 			     unsigned n);
 	/* Report queued invalidations with mrc_cache_event(); on a queue

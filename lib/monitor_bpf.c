@@ -180,19 +180,38 @@ static void slot_release(struct mrc_bpf_set *s, uint32_t id)
 	s->free_ids[s->nfree++] = id;
 }
 
-void mrc_bpf_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+/* Under s->lock: give w's slot back if m owns it. */
+static void unwatch_locked(struct mrc_bpf_mon *m, struct mrc_watch *w)
 {
-	struct mrc_bpf_mon *m = to_bpf(mon);
 	struct mrc_bpf_set *s = m->set;
 	uint32_t id = (uint32_t)w->token;
 
 	if (id == MRC_BPF_EPOCH_SLOT || id >= MRC_BPF_SLOTS)
 		return;
-	pthread_mutex_lock(&s->lock);
 	if (s->watches[id].used && s->watches[id].owner == m)
 		slot_release(s, id);
-	pthread_mutex_unlock(&s->lock);
 	w->word = NULL;
+}
+
+void mrc_bpf_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
+{
+	struct mrc_bpf_mon *m = to_bpf(mon);
+
+	pthread_mutex_lock(&m->set->lock);
+	unwatch_locked(m, w);
+	pthread_mutex_unlock(&m->set->lock);
+}
+
+/* A reclaim's batch under one lock of the set, not one per watch. */
+static void bpf_unwatch_many(struct mrc_monitor *mon, struct mrc_watch *const *w,
+			     unsigned n)
+{
+	struct mrc_bpf_mon *m = to_bpf(mon);
+
+	pthread_mutex_lock(&m->set->lock);
+	for (unsigned i = 0; i < n; i++)
+		unwatch_locked(m, w[i]);
+	pthread_mutex_unlock(&m->set->lock);
 }
 
 /* Under s->lock: m has something for its drain(). */
@@ -264,32 +283,35 @@ static void report_all(struct mrc_bpf_mon *m, enum mrcache_cause cause)
 	}
 }
 
-/* Take the next event of m's queue, with the watch it names as it is
- * now; 0 when the queue is empty. */
-static int queue_pop(struct mrc_bpf_mon *m, struct mrc_bpf_event *ev,
-		     struct mrc_bpf_watch *wt)
+/* Events report_queue() takes from the queue under one lock. */
+#define QUEUE_POP_BATCH 64
+
+/* Take up to QUEUE_POP_BATCH events of m's queue, each with the watch it
+ * names as it is now; returns how many (0: the queue is empty). */
+static unsigned queue_pop(struct mrc_bpf_mon *m, struct mrc_bpf_event *ev,
+			  struct mrc_bpf_watch *wt)
 {
 	struct mrc_bpf_set *s = m->set;
-	int got = 0;
+	unsigned n = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (m->qcount) {
-		*ev = m->queue[m->qhead];
+	for (; m->qcount && n < QUEUE_POP_BATCH; n++) {
+		ev[n] = m->queue[m->qhead];
 		m->qhead = (m->qhead + 1) % MRC_BPF_QUEUE;
 		m->qcount--;
-		*wt = s->watches[ev->slot];
-		got = 1;
+		wt[n] = s->watches[ev[n].slot];
 	}
 	pthread_mutex_unlock(&s->lock);
-	return got;
+	return n;
 }
 
 /* Flags first: an epoch or a rescan covers the queued events too. */
 static void report_queue(struct mrc_bpf_mon *m)
 {
 	struct mrc_bpf_set *s = m->set;
-	struct mrc_bpf_event ev;
-	struct mrc_bpf_watch wt;
+	struct mrc_bpf_event ev[QUEUE_POP_BATCH];
+	struct mrc_bpf_watch wt[QUEUE_POP_BATCH];
+	unsigned n;
 	int epoch, lost;
 
 	pthread_mutex_lock(&s->lock);
@@ -302,12 +324,15 @@ static void report_queue(struct mrc_bpf_mon *m)
 		report_all(m, MRCACHE_CAUSE_EXIT);
 	if (lost)
 		mrc_cache_rescan(m->base.cache);
-	while (queue_pop(m, &ev, &wt)) {
-		if (!wt.used || wt.owner != m || wt.gen != ev.old_word >> 1 ||
-		    ev.cause >= MRCACHE_CAUSE_COUNT_)
-			continue;
-		mrc_cache_event(m->base.cache, wt.cookie, wt.start, wt.end, ev.cause);
-		m->reported++;
+	while ((n = queue_pop(m, ev, wt)) > 0) {
+		for (unsigned i = 0; i < n; i++) {
+			if (!wt[i].used || wt[i].owner != m || wt[i].gen != ev[i].old_word >> 1 ||
+			    ev[i].cause >= MRCACHE_CAUSE_COUNT_)
+				continue;
+			mrc_cache_event(m->base.cache, wt[i].cookie, wt[i].start, wt[i].end,
+					ev[i].cause);
+			m->reported++;
+		}
 	}
 }
 
@@ -398,6 +423,7 @@ const struct mrc_monitor_ops mrc_monitor_bpf_ops = {
 	.stop = bpf_stop,
 	.watch = mrc_bpf_watch,
 	.unwatch = mrc_bpf_unwatch,
+	.unwatch_many = bpf_unwatch_many,
 	.drain = bpf_drain,
 	.pending = bpf_pending,
 };

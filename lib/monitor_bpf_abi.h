@@ -30,8 +30,9 @@
 #define MRC_MONITOR_BPF_ABI_H
 
 #define MRC_BPF_SLOTS		131072u	/* words and slots; id 0 = epoch */
-#define MRC_BPF_CELLS		65536u	/* power of two */
-#define MRC_BPF_CELL_IDS	15u
+#define MRC_BPF_CELL_BITS	16u
+#define MRC_BPF_CELLS		(1u << MRC_BPF_CELL_BITS)
+#define MRC_BPF_CELL_IDS	15u	/* a cell is 64 bytes */
 #define MRC_BPF_LEVELS		9u	/* shifts 12, 16, ..., 44 */
 #define MRC_BPF_LEVEL_SHIFT(k)	(12u + 4u * (k))
 #define MRC_BPF_MAX_LEN		(1ull << MRC_BPF_LEVEL_SHIFT(MRC_BPF_LEVELS - 1))
@@ -103,12 +104,25 @@ struct mrc_bpf_watch_args {
 };
 
 /* The cell of level-k bucket b of a space (0: virtual addresses, else an
- * address_space pointer).  Collisions only cost a few extra slot checks. */
+ * address_space pointer).  Collisions only cost a few extra slot checks.
+ * Runs of MRC_BPF_CELL_RUN neighbouring buckets go to neighbouring cells,
+ * one page of them (the map's pages are aligned); only the run is hashed.
+ * The library's watches and unwatches of neighbouring ranges then touch
+ * one page of cells, not one page each: on a virtualised host a random
+ * page of the table cost about a microsecond, most of the reclaim of many
+ * neighbouring regions (docs/benchmarks.md). */
+#define MRC_BPF_CELL_RUN_BITS	6u
+#define MRC_BPF_CELL_RUN	(1u << MRC_BPF_CELL_RUN_BITS)
+
 static inline __u32 mrc_bpf_cell_hash(__u64 space, __u32 k, __u64 b)
 {
-	__u64 h = (b ^ (space >> 4) ^ ((__u64)k << 58)) * 0x9e3779b97f4a7c15ull;
+	__u64 h = ((b >> MRC_BPF_CELL_RUN_BITS) ^ (space >> 4) ^ ((__u64)k << 58)) *
+		  0x9e3779b97f4a7c15ull;
 
-	return (__u32)(h >> 48) & (MRC_BPF_CELLS - 1);
+	/* The product's top bits: they depend on every bit of the key. */
+	__u32 run = (__u32)(h >> (64 - MRC_BPF_CELL_BITS + MRC_BPF_CELL_RUN_BITS));
+
+	return run << MRC_BPF_CELL_RUN_BITS | (__u32)(b & (MRC_BPF_CELL_RUN - 1));
 }
 
 #endif

@@ -4,8 +4,9 @@
  * the walk the programs do (re-done here in C, as bpf/mrc_monitor.bpf.c
  * does it) must find every live range overlapping a random operation, and
  * the cells must hold no removed id.  Also: full cells spill into the
- * overflow list, a full overflow list gives -ENOSPC.  Negative control: an
- * id taken out of its cell behind the index's back is reported missing. */
+ * overflow list, a full overflow list gives -ENOSPC, a run of neighbouring
+ * buckets shares one page of cells.  Negative control: an id taken out of
+ * its cell behind the index's back is reported missing. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -220,6 +221,33 @@ static void check_control(void)
 	CHECK_EQ(missed(0, sl->start, sl->end), 1);
 }
 
+/* Neighbouring buckets share a page of cells (what keeps a reclaim of
+ * neighbouring regions on a few pages), and the runs of one level, of two
+ * levels and of two spaces spread over the table.  Control: the buckets
+ * of two different runs do not land in one page. */
+static void check_cell_runs(void)
+{
+	const uint32_t per_page = 4096 / sizeof(struct mrc_bpf_cell);
+	uint32_t first = mrc_bpf_cell_hash(0, 0, 5 * MRC_BPF_CELL_RUN) / per_page;
+	uint32_t pages = 0;
+	static unsigned char used[MRC_BPF_CELLS / 64];
+
+	CHECK_EQ(per_page, MRC_BPF_CELL_RUN);
+	for (uint32_t i = 0; i < MRC_BPF_CELL_RUN; i++)
+		CHECK_EQ(mrc_bpf_cell_hash(0, 0, 5 * MRC_BPF_CELL_RUN + i) / per_page, first);
+	CHECK(mrc_bpf_cell_hash(0, 0, 6 * MRC_BPF_CELL_RUN) / per_page != first);
+	CHECK(mrc_bpf_cell_hash(0, 1, 5 * MRC_BPF_CELL_RUN) / per_page != first);
+	CHECK(mrc_bpf_cell_hash(0xffff888012345000ull, 0, 5 * MRC_BPF_CELL_RUN) / per_page != first);
+	/* 1,024 runs of level 0 in a row cover most of the table's pages. */
+	for (uint64_t run = 0; run < MRC_BPF_CELLS / MRC_BPF_CELL_RUN; run++) {
+		uint32_t pg = mrc_bpf_cell_hash(0, 0, run * MRC_BPF_CELL_RUN) / per_page;
+
+		pages += !used[pg];
+		used[pg] = 1;
+	}
+	CHECK(pages > MRC_BPF_CELLS / MRC_BPF_CELL_RUN / 2);
+}
+
 int main(void)
 {
 	slots = calloc(MRC_BPF_SLOTS, sizeof(*slots));
@@ -239,5 +267,6 @@ int main(void)
 	check_cells_sound();
 	check_overflow();
 	check_control();
+	check_cell_runs();
 	return test_result();
 }
