@@ -40,7 +40,7 @@ check-guest: lib tests tools guest-tests kmod $(GUEST_DEPS)
 
 # The module's suite on Debian's 6.12, and of the library's suite the
 # kernel-monitor and stale-scenario tests (.ci/run runs it after the full
-# 6.1 guest; about 2.5 minutes).  The rest of the library suite is the
+# 6.1 guest; about 1 minute).  The rest of the library suite is the
 # same user-space code over the same module as in the 6.1 guest; and
 # test-kernel-eintr (2 minutes under emulation) checks the library's retry,
 # which no kernel version changes.
