@@ -6,8 +6,9 @@
  * struct mrmon_watch per watched range.  Locks, outermost first:
  *
  *   ctx->mutex  (sleeping) serialises SETUP, WATCH, UNWATCH and
- *               REVALIDATE: the slot table, the generation counter, the
- *               memory charge.  Held across copy_from_user, allocation,
+ *               REVALIDATE: the slot table (slot_watch, free_slots,
+ *               nfree), the generation counter, the memory charge.
+ *               Held across copy_from_user, allocation,
  *               mmu_interval_notifier_insert/remove (which may take
  *               mmap_lock for the mm's first notifier) and the snapshots
  *               of mrmon_snapshot.c (a lockless walk: no mmap_lock); the
@@ -28,7 +29,6 @@
 #include <linux/sched/user.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
-#include <linux/xarray.h>
 #include <uapi/linux/mrmon.h>
 #include "mrmon_probes.h"
 
@@ -38,7 +38,8 @@
 
 /*
  * One watched range.  Allocated by WATCH, freed by UNWATCH or close; a
- * slot without a watch costs only its word.
+ * slot without a watch costs its word and its two entries of the slot
+ * table.
  */
 struct mrmon_watch {
 	struct mmu_interval_notifier sub;	/* inserted while it lives */
@@ -99,8 +100,13 @@ struct mrmon_ctx {
 	u64 *words;
 	struct mrmon_event *ring;
 
-	/* Under ctx->mutex. */
-	struct xarray watches;		/* slot -> struct mrmon_watch */
+	/* Under ctx->mutex.  The slot table, nslots entries each, allocated
+	 * by SETUP: a slot either has its watch in slot_watch or is on the
+	 * free stack, never both, and WATCH takes slots only off the stack.
+	 */
+	struct mrmon_watch **slot_watch;	/* slot -> its watch, or NULL */
+	u32 *free_slots;		/* stack of the slots without a watch */
+	u32 nfree;			/* its height */
 	u64 next_gen;
 	size_t charged_bytes;		/* what mrmon_charge() accounted */
 	unsigned long charged_pages;	/* of it, on user->locked_vm */
@@ -123,6 +129,8 @@ int mrmon_unwatch_one(struct mrmon_ctx *ctx, const struct mrmon_unwatch_entry *e
 int mrmon_revalidate_one(struct mrmon_ctx *ctx, struct mrmon_unwatch_entry *e);
 void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected);
 void mrmon_watches_free(struct mrmon_ctx *ctx);
+int mrmon_slots_alloc(struct mrmon_ctx *ctx, u32 nslots);
+void mrmon_slots_free(struct mrmon_ctx *ctx);
 int mrmon_watch_cache_init(void);
 void mrmon_watch_cache_exit(void);
 

@@ -97,7 +97,6 @@ static int mrmon_open(struct inode *inode, struct file *file)
 	mutex_init(&ctx->mutex);
 	spin_lock_init(&ctx->lock);
 	init_waitqueue_head(&ctx->wq);
-	xa_init_flags(&ctx->watches, XA_FLAGS_ALLOC | XA_FLAGS_ACCOUNT);
 	file->private_data = ctx;
 	return nonseekable_open(inode, file);
 }

@@ -53,8 +53,10 @@ static size_t mrmon_setup_bytes(const struct mrmon_setup *su)
 {
 	size_t map = (1 + DIV_ROUND_UP((size_t)su->nslots * sizeof(u64), PAGE_SIZE)) *
 		     (PAGE_SIZE + sizeof(struct page *));
+	/* A watch pointer and a free-stack entry (mrmon_slots_alloc()). */
+	size_t slots = (size_t)su->nslots * (sizeof(struct mrmon_watch *) + sizeof(u32));
 
-	return map + (size_t)su->nevents * sizeof(struct mrmon_event);
+	return map + slots + (size_t)su->nevents * sizeof(struct mrmon_event);
 }
 
 /**
@@ -96,19 +98,24 @@ long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 	ret = mrmon_map_alloc(ctx, su.nslots);
 	if (ret)
 		goto fail;
-	ctx->nslots = su.nslots;
-	ctx->nevents = su.nevents;
+	ret = mrmon_slots_alloc(ctx, su.nslots);
+	if (ret)
+		goto fail;
 
 	su.map_size = (u64)ctx->npages * PAGE_SIZE;
 	if (copy_to_user(uarg, &su, sizeof(su))) {
 		ret = -EFAULT;
 		goto fail;
 	}
+	/* Set only now: a context with nslots has its slot table. */
+	ctx->nslots = su.nslots;
+	ctx->nevents = su.nevents;
 	/* Publishes everything above to mmap, read and poll. */
 	smp_store_release(&ctx->setup_done, 1);
 	return 0;
 
 fail:
+	mrmon_slots_free(ctx);
 	mrmon_map_free(ctx);
 	kvfree(ctx->ring);
 	ctx->ring = NULL;

@@ -36,17 +36,18 @@
  * DMA, which guards a caller that broke that protocol (mrmon_snapshot.c).
  */
 #include <linux/mm.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
 #include "mrmon.h"
 
 static struct kmem_cache *mrmon_watch_cache;
 
 /*
- * What one watch costs, for the per-user charge: the watch, the memory
- * cgroup's pointer for the slab object, and its share of the slot
- * xarray's nodes (145.5 bytes measured for a 128-byte watch on 6.1).
+ * What one watch costs, for the per-user charge: the watch and the memory
+ * cgroup's pointer for the slab object (136 bytes, as measured on 6.1);
+ * its slot's entries in the slot table are charged by SETUP.
  */
-#define MRMON_WATCH_CHARGE	(sizeof(struct mrmon_watch) + 8 + 16)
+#define MRMON_WATCH_CHARGE	(sizeof(struct mrmon_watch) + 8)
 
 int mrmon_watch_cache_init(void)
 {
@@ -57,6 +58,45 @@ int mrmon_watch_cache_init(void)
 void mrmon_watch_cache_exit(void)
 {
 	kmem_cache_destroy(mrmon_watch_cache);
+}
+
+/**
+ * mrmon_slots_alloc() - SETUP's slot table, every slot free
+ * @ctx: the descriptor, not set up; ctx->mutex held
+ * @nslots: how many slots, at least 1
+ *
+ * The free stack holds slot 0 on top, so a new descriptor hands out 0, 1,
+ * 2, ...; after that the slot freed last is the first reused.
+ *
+ * Return: 0, or -ENOMEM (with what was allocated left for
+ * mrmon_slots_free()).
+ */
+int mrmon_slots_alloc(struct mrmon_ctx *ctx, u32 nslots)
+{
+	u32 i;
+
+	lockdep_assert_held(&ctx->mutex);
+	/* Sized by the caller: a failure is its -ENOMEM, not a kernel splat. */
+	ctx->slot_watch = kvcalloc(nslots, sizeof(*ctx->slot_watch),
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	ctx->free_slots = kvmalloc_array(nslots, sizeof(*ctx->free_slots),
+					 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!ctx->slot_watch || !ctx->free_slots)
+		return -ENOMEM;
+	for (i = 0; i < nslots; i++)
+		ctx->free_slots[i] = nslots - 1 - i;
+	ctx->nfree = nslots;
+	return 0;
+}
+
+/* A failed SETUP, or a closing descriptor whose watches are all gone. */
+void mrmon_slots_free(struct mrmon_ctx *ctx)
+{
+	kvfree(ctx->slot_watch);
+	kvfree(ctx->free_slots);
+	ctx->slot_watch = NULL;
+	ctx->free_slots = NULL;
+	ctx->nfree = 0;
 }
 
 static void mrmon_word_set(struct mrmon_ctx *ctx, u32 slot, u64 value)
@@ -79,21 +119,17 @@ static struct mrmon_watch *mrmon_watch_alloc(struct mrmon_ctx *ctx)
 	ret = mrmon_charge(ctx, MRMON_WATCH_CHARGE);
 	if (ret)
 		goto uncount;
-	w = kmem_cache_zalloc(mrmon_watch_cache, GFP_KERNEL_ACCOUNT);
-	if (!w) {
-		ret = -ENOMEM;
+	ret = -ENOSPC;
+	if (!ctx->nfree)
 		goto uncharge;
-	}
-	ret = xa_alloc(&ctx->watches, &w->slot, w, XA_LIMIT(0, ctx->nslots - 1),
-		       GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		ret = ret == -EBUSY ? -ENOSPC : ret;
-		goto free;
-	}
+	ret = -ENOMEM;
+	w = kmem_cache_zalloc(mrmon_watch_cache, GFP_KERNEL_ACCOUNT);
+	if (!w)
+		goto uncharge;
+	w->slot = ctx->free_slots[--ctx->nfree];
+	ctx->slot_watch[w->slot] = w;
 	w->ctx = ctx;
 	return w;
-free:
-	kmem_cache_free(mrmon_watch_cache, w);
 uncharge:
 	mrmon_uncharge(ctx, MRMON_WATCH_CHARGE);
 uncount:
@@ -105,7 +141,8 @@ uncount:
 static void mrmon_watch_free(struct mrmon_ctx *ctx, struct mrmon_watch *w)
 {
 	lockdep_assert_held(&ctx->mutex);
-	xa_erase(&ctx->watches, w->slot);
+	ctx->slot_watch[w->slot] = NULL;
+	ctx->free_slots[ctx->nfree++] = w->slot;
 	kmem_cache_free(mrmon_watch_cache, w);
 	mrmon_uncharge(ctx, MRMON_WATCH_CHARGE);
 	mrmon_mm_watch_del(ctx->mm_count);
@@ -191,7 +228,8 @@ static struct mrmon_watch *mrmon_watch_find(struct mrmon_ctx *ctx,
 	lockdep_assert_held(&ctx->mutex);
 	if (e->flags || e->slot >= ctx->nslots)
 		return ERR_PTR(-EINVAL);
-	w = xa_load(&ctx->watches, e->slot);
+	/* A user's index: no speculative load past the table either. */
+	w = ctx->slot_watch[array_index_nospec(e->slot, ctx->nslots)];
 	if (!w || w->gen != e->expected >> 1)
 		return ERR_PTR(-ESTALE);
 	return w;
@@ -267,7 +305,7 @@ int mrmon_revalidate_one(struct mrmon_ctx *ctx, struct mrmon_unwatch_entry *e)
  */
 void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected)
 {
-	struct mrmon_watch *w = xa_load(&ctx->watches, slot);
+	struct mrmon_watch *w = ctx->slot_watch[slot];
 
 	lockdep_assert_held(&ctx->mutex);
 	spin_lock(&ctx->lock);
@@ -281,13 +319,16 @@ void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected)
 void mrmon_watches_free(struct mrmon_ctx *ctx)
 {
 	struct mrmon_watch *w;
-	unsigned long slot;
+	u32 slot;
 
 	mutex_lock(&ctx->mutex);
-	xa_for_each(&ctx->watches, slot, w) {
+	for (slot = 0; slot < ctx->nslots; slot++) {
+		w = ctx->slot_watch[slot];
+		if (!w)
+			continue;
 		mmu_interval_notifier_remove(&w->sub);
 		mrmon_watch_free(ctx, w);
 	}
+	mrmon_slots_free(ctx);
 	mutex_unlock(&ctx->mutex);
-	xa_destroy(&ctx->watches);
 }

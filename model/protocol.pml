@@ -167,7 +167,7 @@ bit scoll[NSLOT];	/* set_seq since read_begin: read_retry is true */
 byte word[NSLOT];	/* ctx->words[]: gen << 1 | valid */
 byte wgen[NSLOT];	/* w->gen */
 byte next_gen;		/* ctx->next_gen */
-bit wused[NSLOT];	/* xa_load(&ctx->watches, slot) != NULL */
+bit wused[NSLOT];	/* ctx->slot_watch[slot] != NULL */
 byte wcookie[NSLOT];	/* w->cookie: the region */
 bit wchanged[NSLOT];	/* w->changed: saw an event other than CLEAR */
 bit wsnap[NSLOT];	/* w->has_snapshot */
@@ -363,11 +363,16 @@ inline mrmon_watch_one(r, s, e, fp, bad)
 	 * the seq goes odd; either way this invalidation does not call it,
 	 * and read_begin will wait for its end. */
 	/* @code lib/cache.c:region_alloc:125-132 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_one:159-169 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:87-93 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_one:196-206 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:129-131 */
 	/* @linux mm/mmu_notifier.c:__mmu_interval_notifier_insert */
 	atomic {
 		rstate[r] = R_PENDING;
+		/* The code pops the slot freed last (a stack, mrmon_watch_alloc);
+		 * the model takes the lowest free slot.  Both reuse a just-freed
+		 * slot at once whenever it is the only free one, the case the
+		 * generation exists for; a nondeterministic choice of any free
+		 * slot would cover the code's order exactly, at more states. */
 		s = 0;
 		do
 		:: s < NSLOT && wused[s] -> s++
@@ -394,14 +399,14 @@ inline mrmon_watch_one(r, s, e, fp, bad)
 		:: inv == INV_IDLE -> itv[s] = ITV_TREE; sinv[s] = 0
 		fi
 	};
-	/* @code kmod/mrmon_watch.c:mrmon_watch_one:177-177 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_one:214-214 */
 	read_begin(s, bad);
-	/* @code kmod/mrmon_watch.c:mrmon_watch_snapshot:121-122 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_snapshot:158-159 */
 	mrmon_snapshot(s, 0, fp, bad);
 	/* the read_retry check, and the return (K's ghosts: the word vouches
 	 * for the pages mapped now; any change after this clears it) */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_snapshot:123-128 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_one:180-182 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_snapshot:160-165 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_one:217-219 */
 	atomic {
 		if
 		:: !bad && !scoll[s] -> wfp[s] = fp; wsnap[s] = 1
@@ -421,25 +426,25 @@ inline mrmon_watch_one(r, s, e, fp, bad)
  * (NONE: none to do). */
 inline mrmon_unwatch_one(s, r)
 {
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:210-213 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:248-251 */
 	assert(wused[s]);
 #ifdef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:218-219 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:256-257 */
 	itv_remove(s);
 	itv[s] == ITV_NONE;
 #endif
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:214-217 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:252-255 */
 	atomic { word[s] = word[s] & ~VALID; karmed[s] = 0; kpages[s] = 0 };
 #ifndef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:218-219 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:256-257 */
 	itv_remove(s);
 #endif
 	/* The remove returns once the sub is out of the tree, and the watch
 	 * is freed.  The caller's bookkeeping after the ioctl (kernel_unwatch
 	 * forgets the generation; region_free or region_discard drops the
 	 * watch) is folded in: nothing else reads it. */
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:220-221 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_free:107-110 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:258-259 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_free:143-147 */
 	/* @code lib/monitor_kernel.c:kernel_unwatch_many:291-292 */
 	atomic {
 		itv[s] == ITV_NONE ->
@@ -469,8 +474,8 @@ inline mrmon_revalidate_one(s, e, fp, bad)
 	/* The checks and read_begin's read of the seq are one step: a
 	 * callback between them is as one before both (the word stays clear;
 	 * it sets changed, or the snapshot sees its pages). */
-	/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:235-249 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_find:194-197 */
+	/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:273-287 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_find:232-235 */
 	/* @linux mm/mmu_notifier.c:mmu_interval_read_begin */
 	atomic {
 		if
@@ -493,13 +498,13 @@ inline mrmon_revalidate_one(s, e, fp, bad)
 		:: fp -> !sinv[s]		/* read_begin sleeps */
 		:: else
 		fi;
-		/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:250-252 */
+		/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:288-290 */
 		mrmon_snapshot(s, 1, fp, bad);
 #else
 		/* a snapshot with no notifier seq: no collision is seen */
 		atomic { bad = !PINNED; fp = mapped };
 #endif
-		/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:253-261 */
+		/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:291-299 */
 		atomic {
 			if
 			:: !bad &&

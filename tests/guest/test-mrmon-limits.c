@@ -8,12 +8,14 @@
  *   watch number nslots + 1                              ENOSPC
  * Then (cgroup v2, mounted here if need be) a child in its own cgroup sets
  * up DESCS descriptors of 65,536 slots and no watch: memory.current grows
- * by at least their words and at most what the words, the header page,
- * the event ring and the bookkeeping take, so a slot without a watch costs
- * its 8-byte word and nothing more (ABI 1 allocated a slot structure of
- * some hundred bytes for every slot at SETUP: megabytes per descriptor
- * here, far past the bound).  memory.current moves in batches of 64 pages
- * per CPU (the memcg charge stock): both bounds allow that much.
+ * by at least their words and slot tables and at most what the words, the
+ * slot tables, the header page, the event ring and the bookkeeping take,
+ * so a slot without a watch costs its 8-byte word and 12 bytes of the slot
+ * table (a watch pointer and a free-stack entry), and nothing more (ABI 1
+ * allocated a slot structure of some hundred bytes for every slot at
+ * SETUP: megabytes per descriptor here, far past the bound).
+ * memory.current moves in batches of 64 pages per CPU (the memcg charge
+ * stock): both bounds allow that much.
  * Control: the same set-ups by a process outside that cgroup leave its
  * memory.current where it was.  (Reaching memory.max calls the memcg OOM
  * killer, which logs a stack dump: docs/security.md; not done here.)
@@ -28,10 +30,13 @@
 #define EVENTS	32
 #define DESCS	8
 /* Per descriptor: the map (a header page and a word per slot), its page
- * array and the event ring (kvcalloc, rounded up to a power of two at
- * most), the context, the file and the VMA (two pages are plenty). */
+ * array, the slot table and the event ring (kvcalloc, rounded up to a
+ * power of two at most), the context, the file and the VMA (two pages are
+ * plenty). */
 #define MAP_PAGES (1 + (size_t)SLOTS * 8 / PAGE)
-#define BOUND_BYTES (MAP_PAGES * PAGE + 2 * MAP_PAGES * 8 + 2 * EVENTS * 40 + 2 * PAGE)
+#define SLOT_TABLE ((size_t)SLOTS * (8 + 4))
+#define BOUND_BYTES (MAP_PAGES * PAGE + 2 * MAP_PAGES * 8 + 2 * SLOT_TABLE + 2 * EVENTS * 40 + \
+		     2 * PAGE)
 
 static char cg[256];
 
@@ -196,16 +201,17 @@ int main(void)
 		printf("no cgroup v2 memory controller: the parameter bound only\n");
 	} else {
 		long words = (long)DESCS * SLOTS * 8;
+		long tables = (long)DESCS * SLOT_TABLE;
 		long slop = 64 * (long)PAGE * sysconf(_SC_NPROCESSORS_ONLN);
 
 		in = charged(1);
 		out = charged(0);
 		printf("%d descriptors of %d slots charged %ld kB to their cgroup "
-		       "(words alone %ld kB, bound %zu kB, charge batches %ld kB); "
+		       "(words and slot tables alone %ld kB, bound %zu kB, charge batches %ld kB); "
 		       "from outside: %+ld kB\n",
-		       DESCS, SLOTS, in / 1024, words / 1024, DESCS * BOUND_BYTES / 1024,
+		       DESCS, SLOTS, in / 1024, (words + tables) / 1024, DESCS * BOUND_BYTES / 1024,
 		       slop / 1024, out / 1024);
-		CHECK(in >= words - slop);
+		CHECK(in >= words + tables - slop);
 		CHECK(in <= (long)(DESCS * BOUND_BYTES) + slop);
 		CHECK(out < words - slop);
 		rmdir(cg);
