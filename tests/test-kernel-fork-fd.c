@@ -44,7 +44,7 @@ int main(void)
 	struct test_backend tb;
 	struct mrcache_config cfg;
 	struct mrcache *c;
-	int status, rc;
+	int status = 0, rc;
 	pid_t pid;
 
 	test_backend_init(&tb, 0);
