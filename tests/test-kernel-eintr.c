@@ -76,14 +76,10 @@ int main(void)
 	struct test_backend tb;
 	struct mrcache_config cfg;
 	struct mrcache *probe;
-	int failed = 0, quiet = 0, rc;
+	int failed = 0, quiet = 0;
 	sigset_t usr1;
 
-	test_backend_init(&tb, 0);
-	test_backend_config(&tb, &cfg, MRCACHE_MONITOR_KERNEL);
-	rc = mrcache_create(&cfg, &probe);
-	if (rc)
-		SKIP("the kernel monitor does not start here (%s)", strerror(-rc));
+	probe = test_backend_cache_or_skip(&tb, &cfg, MRCACHE_MONITOR_KERNEL);
 	mrcache_destroy(probe);
 	/* A child killed by a signal that came before its handler is no
 	 * result: it starts with SIGUSR1 blocked. */

@@ -44,14 +44,10 @@ int main(void)
 	struct test_backend tb;
 	struct mrcache_config cfg;
 	struct mrcache *c;
-	int status = 0, rc;
+	int status = 0;
 	pid_t pid;
 
-	test_backend_init(&tb, 0);
-	test_backend_config(&tb, &cfg, MRCACHE_MONITOR_KERNEL);
-	rc = mrcache_create(&cfg, &c);
-	if (rc)
-		SKIP("the kernel monitor does not start here (%s)", strerror(-rc));
+	c = test_backend_cache_or_skip(&tb, &cfg, MRCACHE_MONITOR_KERNEL);
 	CHECK_EQ(mrmon_fds(), 1);	/* the control: the parent's is seen */
 	pid = fork();
 	if (pid == 0)

@@ -39,13 +39,8 @@ int main(void)
 	struct mrcache *c;
 	unsigned long reads;
 	char *buf;
-	int rc;
 
-	test_backend_init(&tb, 0);
-	test_backend_config(&tb, &cfg, MRCACHE_MONITOR_KERNEL);
-	rc = mrcache_create(&cfg, &c);
-	if (rc)
-		SKIP("the kernel monitor does not start here (%s)", strerror(-rc));
+	c = test_backend_cache_or_skip(&tb, &cfg, MRCACHE_MONITOR_KERNEL);
 	buf = mmap(NULL, 2 * N * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(buf != MAP_FAILED);
 	memset(buf, 1, 2 * N * 4096);	/* no fault inside the counted part */

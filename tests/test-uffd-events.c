@@ -153,13 +153,8 @@ int main(void)
 	struct test_backend tb;
 	struct mrcache_config cfg;
 	struct mrcache *c;
-	int rc;
 
-	test_backend_init(&tb, 0);
-	test_backend_config(&tb, &cfg, MRCACHE_MONITOR_UFFD);
-	rc = mrcache_create(&cfg, &c);
-	if (rc)
-		SKIP("monitor uffd cannot start here: %s", strerror(-rc));
+	c = test_backend_cache_or_skip(&tb, &cfg, MRCACHE_MONITOR_UFFD);
 	mrcache_destroy(c);
 	test_backend_fini(&tb);
 

@@ -177,14 +177,10 @@ int main(void)
 	struct test_backend tb;
 	struct mrcache_config cfg;
 	struct mrcache *c;
-	int rc, status;
+	int status;
 	pid_t pid;
 
-	test_backend_init(&tb, 0);
-	test_backend_config(&tb, &cfg, MRCACHE_MONITOR_UFFD);
-	rc = mrcache_create(&cfg, &c);
-	if (rc)
-		SKIP("monitor uffd cannot start here: %s", strerror(-rc));
+	c = test_backend_cache_or_skip(&tb, &cfg, MRCACHE_MONITOR_UFFD);
 	alarm(60);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		fallback(c, &kinds[i]);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testbackend.h"
+#include "testutil.h"
 
 struct test_backend_reg {
 	struct test_backend_reg *next;
@@ -43,6 +44,20 @@ void test_backend_config(struct test_backend *tb, struct mrcache_config *cfg,
 	cfg->ops_arg = tb;
 	cfg->monitor = monitor;
 	cfg->flags |= MRCACHE_FLAG_NO_ENV;
+}
+
+struct mrcache *test_backend_cache_or_skip(struct test_backend *tb, struct mrcache_config *cfg,
+					   enum mrcache_monitor_kind monitor)
+{
+	struct mrcache *c;
+	int rc;
+
+	test_backend_init(tb, 0);
+	test_backend_config(tb, cfg, monitor);
+	rc = mrcache_create(cfg, &c);
+	if (rc)
+		SKIP("monitor %s cannot start here: %s", mrcache_monitor_name(monitor), strerror(-rc));
+	return c;
 }
 
 void test_backend_fail(struct test_backend *tb, int err, unsigned count)

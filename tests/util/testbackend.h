@@ -34,6 +34,10 @@ unsigned test_backend_fini(struct test_backend *tb);
 /* A config for a cache on this backend, MRCACHE_* variables ignored. */
 void test_backend_config(struct test_backend *tb, struct mrcache_config *cfg,
 			 enum mrcache_monitor_kind monitor);
+/* test_backend_init(tb, 0), test_backend_config() and mrcache_create():
+ * the cache, or SKIP (exit 77) naming the monitor that cannot start. */
+struct mrcache *test_backend_cache_or_skip(struct test_backend *tb, struct mrcache_config *cfg,
+					   enum mrcache_monitor_kind monitor);
 /* Make the next `count` registrations fail with `err` (a -errno). */
 void test_backend_fail(struct test_backend *tb, int err, unsigned count);
 /* Is [addr, addr+len) inside a live registration? */
