@@ -17,7 +17,16 @@ for prefix in "${prefixes[@]}"; do
 		[ -e "$prog" ] && [[ $skip != *",$name,"* ]] && tests+=("$prog")
 	done
 done
-[ ${#tests[@]} -gt 0 ] || { echo "no library tests built"; exit 0; }
+if [ ${#tests[@]} -eq 0 ]; then
+	# A subset that names nothing is a typo, not a pass.
+	if [ -n "${GUEST_LIB_TESTS:-}" ]; then
+		echo "GUEST_LIB_TESTS=$GUEST_LIB_TESTS names no test"
+		echo "FAIL guest/library-selection" >>"$GUEST_RESULTS"
+		exit 1
+	fi
+	echo "no library tests built"
+	exit 0
+fi
 MRCACHE_MONITOR=kernel MRC_TEST_LOGDIR=$GUEST_RESDIR/logs/guest-lib \
 	bash "$GUEST_SRC/tests/run.sh" --suite guest --results "$GUEST_RESULTS" --timeout "${GUEST_TEST_TIMEOUT:-300}" \
 	"${tests[@]}"
