@@ -34,6 +34,6 @@ bench-guest: $(BUILD)/tools/mrc-bench kmod
 	  --build $(BUILD) --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(BENCH_GUEST_OUT)/results.txt \
 	  --suites "$(abspath tools/mrc-bench/guest-bench.sh tests/guest/kdreg2/suite.sh)" \
-	  --mem 2G --timeout 1800
+	  --mem 2G --timeout 1800 --clock tsc
 	cp $(BENCH_GUEST_OUT)/res/bench/bench-guest*.json \
 	   $(BENCH_GUEST_OUT)/res/bench/bench-guest.txt docs/

@@ -58,7 +58,7 @@ guest-bench: guest-tests kmod
 	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(GUEST_OUT)/bench-results.txt --suites "$(abspath tests/guest/bench.sh)" \
 	  --modules "$(GUEST_MODULES)" \
-	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
+	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT) --clock tsc
 
 # The stress and leak tests at full size (10^5 each), about 6 minutes.
 guest-soak: guest-tests kmod

@@ -8,6 +8,7 @@
 #          [--modules "m1 m2"] [--suites "a.sh b.sh"] [--mem 1G] [--timeout S] [--test-timeout S]
 #          [--cmdline "kernel parameters"] [--env "NAME=VALUE ..."]
 #          [--smp N (2)] [--net "QEMU NETDEV ARGS" (none: -nic none)]
+#          [--clock hpet|tsc (hpet)]
 #          [--label NAME] [--expect-reports "NAME1 NAME2"]
 # Result lines name the kernel: "guest/NAME" on the default 6.1,
 # "guest-KERNEL/NAME" on any other, "guest-LABEL/NAME" with --label (the
@@ -22,7 +23,7 @@
 # must make the check fail ("PASS .../control-NAME-caught").
 set -u
 cache= out= build= results= modules= suites= mem=1G timeout_s=600 kernel=6.1 kmod=
-test_timeout=300 cmdline= env= smp=2 net="-nic none" label= expect=
+test_timeout=300 cmdline= env= smp=2 net="-nic none" label= expect= clock=hpet
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;;
@@ -34,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--env) env=$2 ;;	# "NAME=VALUE ...": exported to the suites
 	--label) label=$2 ;; --expect-reports) expect=$2 ;;
 	--smp) smp=$2 ;; --net) net=$2 ;;	# tests/cluster/run.sh: two linked guests
+	--clock) clock=$2 ;;	# the guest's clock source, see below
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2
@@ -103,18 +105,32 @@ GUEST_TEST_TIMEOUT=$test_timeout
 GUEST_ENV="$env"
 ENV
 
-# tsc=unstable: 6.1 finds the vCPUs' TSCs unsynchronized at boot and never
-# uses them for sched_clock; 6.12 does, until its clocksource watchdog
-# gives up on the TSC of a loaded TCG host mid-run, and the static-key
-# patch that follows (text_poke_bp) crashed the guest with "Oops: int3" in
-# sched_clock_cpu.  Unstable from the start, no patch happens.
+# --clock hpet (tests): tsc=unstable.  6.1 finds the vCPUs' TSCs
+# unsynchronized at boot and never uses them for sched_clock; 6.12 does,
+# until its clocksource watchdog gives up on the TSC of a loaded TCG host
+# mid-run, and the static-key patch that follows (text_poke_bp) crashed the
+# guest with "Oops: int3" in sched_clock_cpu.  Unstable from the start, no
+# patch happens.  The price: the clock source is the HPET, and every
+# clock_gettime() is a system call and an emulated MMIO read (1.1-1.3 us
+# here, against 77 ns with the TSC).
+# --clock tsc (benchmarks): tsc=reliable, which skips the boot-time sync
+# check and the watchdog, so the TSC is the clock source and the vDSO reads
+# it as on real hardware.  Under TCG the guest's TSC is the host's, so it
+# does not go backwards (200,000 reads each way, docs/benchmarks.md
+# "The guest's clock").  A benchmark that times a path which reads the
+# clock then measures that path, not the emulated HPET.
+case "$clock" in
+hpet) tsc=tsc=unstable ;;
+tsc) tsc=tsc=reliable ;;
+*) echo "run.sh: --clock must be hpet or tsc, not '$clock'" >&2; exit 2 ;;
+esac
 rm -f "$out/console.log" "$out/qemu.log"
 echo "guest: booting $kver (TCG, $mem), console log $out/console.log"
 start=$(date +%s)
 timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp "$smp" \
 	-nographic -no-reboot $net -monitor none -serial "file:$out/console.log" \
 	-kernel "$img/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio.gz" \
-	-append "console=ttyS0 quiet panic=-1 oops=panic=0 tsc=unstable${cmdline:+ $cmdline}" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic=0 $tsc${cmdline:+ $cmdline}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$out/res,mount_tag=results,security_model=none" \
 	</dev/null >"$out/qemu.log" 2>&1
