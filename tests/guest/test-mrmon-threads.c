@@ -6,6 +6,10 @@
  * right after WATCH and invalid as soon as its munmap returned, and that
  * UNWATCH of its watches succeeds exactly once.  Control: a watch the
  * thread does not unmap stays valid through all the others' activity.
+ * The control page sits alone in a 2 MiB window of its own: a VMA split
+ * anywhere in a window clears every watch in it (docs/mrmon.md "Splits"),
+ * so a control beside the other threads' mappings could be cleared by
+ * design, which is not what this test is looking for.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,16 +19,45 @@
 #define ROUNDS 100
 #define RANGES 8
 
+#define WINDOW (2ul << 20)
+
 static struct mon m;
 static int stop;
+
+/* One read-write page at the start of an aligned 2 MiB window that is
+ * otherwise reserved PROT_NONE, so no other mapping lands in the window.
+ * *reserve and *reserve_len: what to unmap at the end. */
+static char *map_control(char **reserve, size_t *reserve_len)
+{
+	size_t len = 2 * WINDOW;
+	char *raw = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *win;
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	win = (char *)(((uintptr_t)raw + WINDOW - 1) & ~(WINDOW - 1));
+	if (mprotect(win, PAGE, PROT_READ | PROT_WRITE)) {
+		munmap(raw, len);
+		return NULL;
+	}
+	win[0] = 1;
+	*reserve = raw;
+	*reserve_len = len;
+	return win;
+}
 
 static void *worker(void *arg)
 {
 	unsigned seed = (unsigned)(uintptr_t)arg * 2654435761u + 1;
-	char *keep = mon_map_anon(PAGE);
+	char *reserve = NULL;
+	size_t reserve_len = 0;
+	char *keep = map_control(&reserve, &reserve_len);
 	uint32_t ks = 0, slot[RANGES];
 	uint64_t ke = 0, e[RANGES];
 
+	CHECK(keep != NULL);
+	if (!keep)
+		return NULL;
 	CHECK_EQ(mon_watch(&m, keep, PAGE, 0, &ks, &ke), 0);
 	for (int round = 0; round < ROUNDS; round++) {
 		char *p = mmap(NULL, RANGES * PAGE, PROT_READ | PROT_WRITE,
@@ -52,7 +85,7 @@ static void *worker(void *arg)
 	}
 	CHECK(mon_valid(&m, ks, ke));
 	CHECK_EQ(mon_unwatch(&m, ks, ke), 0);
-	munmap(keep, PAGE);
+	munmap(reserve, reserve_len);
 	return NULL;
 }
 
