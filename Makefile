@@ -62,9 +62,13 @@ INSTALL_HEADERS  :=	# into $(includedir)/mrcache/
 INSTALL_PCS      :=	# NAME.pc.in, made into $(pkgconfigdir)/NAME.pc
 INSTALL_BINS     :=
 
+# One folder per layer (docs/architecture.md): lib/cache, lib/monitor (bpf in
+# its own folder), lib/backend, lib/common.
+LIB_SRC     := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
+LIB_HDR     := $(sort $(wildcard lib/*/*.h lib/*/*/*.h))
+
 -include $(sort $(wildcard mk/*.mk))
 
-LIB_SRC     := $(sort $(wildcard lib/*.c))
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_SO      := $(BUILD)/libmrcache.so.$(SOVERSION)
 LIB_A       := $(BUILD)/libmrcache.a

@@ -5,9 +5,9 @@
  * Clears bit 0 of the word of every watched range an operation of the
  * watched process changes, before that operation returns to user space,
  * and queues an event naming the slot.  Index layout and its concurrency
- * rules: lib/monitor_bpf_abi.h.
+ * rules: lib/monitor/bpf/abi.h.
  *
- * Two attach variants; the library loads one (lib/monitor_bpf_attach.c):
+ * Two attach variants; the library loads one (lib/monitor/bpf/load.c):
  *  - zap: fexit on the functions that take pages out of page tables
  *    (unmap_page_range or __zap_vma_range, __unmap_hugepage_range,
  *    madvise_free_pte_range) and fentry+fexit on move_page_tables.  They
@@ -25,7 +25,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "monitor_bpf_abi.h"
+#include "monitor/bpf/abi.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 

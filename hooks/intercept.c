@@ -23,8 +23,8 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "hooks.h"
-#include "vma.h"
+#include "monitor/hooks.h"
+#include "monitor/vma.h"
 
 #ifndef MADV_DONTNEED_LOCKED
 #define MADV_DONTNEED_LOCKED 24

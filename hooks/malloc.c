@@ -35,7 +35,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "hooks.h"
+#include "monitor/hooks.h"
 
 extern void __libc_free(void *ptr);
 extern void *__libc_realloc(void *ptr, size_t size);

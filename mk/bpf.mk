@@ -1,9 +1,9 @@
-# The bpf monitor (lib/monitor_bpf*.c, bpf/mrc_monitor.bpf.c).
+# The bpf monitor (lib/monitor/bpf/, bpf/mrc_monitor.bpf.c).
 # Needs clang (BPF target), bpftool, libbpf (pkg-config) and the build
 # machine's kernel BTF for vmlinux.h (CO-RE relocates it on other kernels).
 # Without them the library builds and the monitor reports -ENOTSUP.
 # libmrcache does not link libbpf: the monitor loads libbpf.so.1 when a
-# cache first starts it (lib/dl.h, lib/dl_bpf.h).
+# cache first starts it (lib/common/dl.h, lib/monitor/bpf/dl_bpf.h).
 BPF_CLANG   ?= clang
 BPFTOOL     ?= bpftool
 BPF_VMLINUX ?= /sys/kernel/btf/vmlinux
@@ -21,14 +21,14 @@ $(BPF_OUT)/vmlinux.h:
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) btf dump file $(BPF_VMLINUX) format c > $@.tmp && mv $@.tmp $@
 
-$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c lib/monitor_bpf_abi.h $(BPF_OUT)/vmlinux.h
+$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c lib/monitor/bpf/abi.h $(BPF_OUT)/vmlinux.h
 	$(BPF_CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall \
 	  -I$(BPF_OUT) -Ilib -c $< -o $@
 
 $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name mrc_bpf_skel > $@.tmp && mv $@.tmp $@
 
-$(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/monitor_bpf*.c)): $(BPF_SKEL)
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/monitor/bpf/*.c)): $(BPF_SKEL)
 endif
 
 # test-bpf-dlclose loads and unloads this library (whatever BPF_OK says).

@@ -14,10 +14,10 @@ CLEAN_EXTRA  += $(FUZZ_OUT)
 fuzz: $(FUZZ_OUT)/fuzz-cache
 
 # The library is rebuilt from source with the fuzzer's instrumentation.
-$(FUZZ_OUT)/fuzz-cache: tests/fuzz/fuzz-cache.c tests/util/testbackend.c $(wildcard lib/*.c lib/*.h hooks/*.c) $(BPF_SKEL)
+$(FUZZ_OUT)/fuzz-cache: tests/fuzz/fuzz-cache.c tests/util/testbackend.c $(LIB_SRC) $(LIB_HDR) $(wildcard hooks/*.c) $(BPF_SKEL)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(LIB_CFLAGS) -o $@ tests/fuzz/fuzz-cache.c \
-	  tests/util/testbackend.c $(wildcard lib/*.c hooks/*.c) $(LIB_LIBS) -ldl -pthread
+	  tests/util/testbackend.c $(LIB_SRC) $(wildcard hooks/*.c) $(LIB_LIBS) -ldl -pthread
 
 check-fuzz: $(FUZZ_OUT)/fuzz-cache
 	@FUZZ=$(abspath $(FUZZ_OUT)/fuzz-cache) FUZZ_TIME=$(FUZZ_TIME) \

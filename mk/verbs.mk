@@ -1,9 +1,9 @@
-# The ibverbs backend (lib/backend_verbs.c) and its end-to-end check over
+# The ibverbs backend (lib/backend/verbs.c) and its end-to-end check over
 # Soft-RoCE in the QEMU guest (tools/mrc-rdma, tests/guest/suites/40-rdma.sh).
 # Built with libibverbs's headers when pkg-config finds them; `make VERBS=`
 # builds without, and a verbs cache then reports -ENOTSUP.  libmrcache does
 # not link libibverbs: the backend loads libibverbs.so.1 when a verbs cache
-# is created (lib/dl.h).  The tests and tools that call verbs themselves
+# is created (lib/common/dl.h).  The tests and tools that call verbs themselves
 # link it.
 VERBS ?= $(shell pkg-config --exists libibverbs 2>/dev/null && echo yes)
 

@@ -2,7 +2,7 @@
 /*
  * protocol.pml - the invalidation protocol between the mrmon kernel module
  * (kmod/), the Linux interval notifier it uses (mm/mmu_notifier.c), the
- * cache (lib/cache.c, lib/cache_invalidate.c, lib/monitor_kernel.c) and
+ * cache (lib/cache/cache.c, lib/cache/invalidate.c, lib/monitor/kernel.c) and
  * the application, as a Promela model for Spin.  docs/protocol.md explains
  * it; model/verify.sh checks it (make check-model).
  *
@@ -149,7 +149,7 @@
 #define ITV_DEFER_INS	2	/* inserted while frozen: in the tree at inv_end */
 #define ITV_DEFER_RM	3	/* removed while frozen: still called until inv_end */
 
-/* refstate's flags (lib/region.h); the count is refs[]. */
+/* refstate's flags (lib/cache/region.h); the count is refs[]. */
 #define R_FREE		0	/* DEAD|RECLAIMED: in the free list */
 #define R_PENDING	1	/* PENDING: being registered by a miss */
 #define R_LIVE		2	/* no flag: in the index, handed out */
@@ -362,7 +362,7 @@ inline mrmon_watch_one(r, s, e, fp, bad)
 	 * invalidation's end; if the walk found nothing it joins at once and
 	 * the seq goes odd; either way this invalidation does not call it,
 	 * and read_begin will wait for its end. */
-	/* @code lib/cache.c:region_alloc:125-132 */
+	/* @code lib/cache/cache.c:region_alloc:125-132 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_one:196-206 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:129-131 */
 	/* @linux mm/mmu_notifier.c:__mmu_interval_notifier_insert */
@@ -445,7 +445,7 @@ inline mrmon_unwatch_one(s, r)
 	 * watch) is folded in: nothing else reads it. */
 	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:258-259 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_free:143-147 */
-	/* @code lib/monitor_kernel.c:kernel_unwatch_many:291-292 */
+	/* @code lib/monitor/kernel.c:kernel_unwatch_many:291-292 */
 	atomic {
 		itv[s] == ITV_NONE ->
 		wused[s] = 0;
@@ -626,13 +626,13 @@ proctype worker()
 
 inline cache_lock(me)
 {
-	/* @code lib/cache.c:mrc_cache_lock:55-56 */
+	/* @code lib/cache/cache.c:mrc_cache_lock:55-56 */
 	atomic { lock == NONE -> lock = me }
 }
 
 inline cache_unlock(me)
 {
-	/* @code lib/cache.c:mrc_cache_unlock:75-76 */
+	/* @code lib/cache/cache.c:mrc_cache_unlock:75-76 */
 	d_step { assert(lock == me); lock = NONE }
 }
 
@@ -646,7 +646,7 @@ inline cache_unlock(me)
  * deregistration, the unwatch and the free into this step. */
 inline region_reclaim(r, won)
 {
-	/* @code lib/cache.c:region_reclaim:228-235 */
+	/* @code lib/cache/cache.c:region_reclaim:228-235 */
 	atomic {
 		if
 		:: rstate[r] == R_DEAD && refs[r] == 0 ->
@@ -657,10 +657,10 @@ inline region_reclaim(r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_reclaim:233-237 */
-		/* @code lib/cache.c:reclaim_flush:206-217 */
-		/* @code lib/monitor_kernel.c:kernel_unwatch_many:286-290 */
-		/* @code lib/monitor_kernel.c:kmon_unwatch_entries:262-263 */
+		/* @code lib/cache/cache.c:region_reclaim:233-237 */
+		/* @code lib/cache/cache.c:reclaim_flush:206-217 */
+		/* @code lib/monitor/kernel.c:kernel_unwatch_many:286-290 */
+		/* @code lib/monitor/kernel.c:kmon_unwatch_entries:262-263 */
 #ifdef EARLY_UNWATCH
 		if
 		:: runw[r] -> d_step { runw[r] = 0; rslot[r] = NONE; rexp[r] = 0 }
@@ -677,8 +677,8 @@ inline region_reclaim(r, won)
  * cache->lock (never held by its caller) and tries region_reclaim(). */
 inline region_unref(me, r, won)
 {
-	/* @code lib/cache.c:region_unref:263-267 */
-	/* @code lib/cache.c:region_unref_slow:245-250 */
+	/* @code lib/cache/cache.c:region_unref:263-267 */
+	/* @code lib/cache/cache.c:region_unref_slow:245-250 */
 	atomic {
 		assert(refs[r] > 0);
 		refs[r]--;
@@ -686,7 +686,7 @@ inline region_unref(me, r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache.c:region_unref_slow:251-253 */
+		/* @code lib/cache/cache.c:region_unref_slow:251-253 */
 		cache_lock(me);
 		region_reclaim(r, won);
 		cache_unlock(me)
@@ -700,12 +700,12 @@ inline region_unref(me, r, won)
  * Under cache->lock. */
 inline region_kill(r, won)
 {
-	/* @code lib/cache.c:region_kill:281-283 */
+	/* @code lib/cache/cache.c:region_kill:281-283 */
 	if
 	:: index == r -> index = NONE
 	:: else
 	fi;
-	/* @code lib/cache.c:region_kill:304-306 */
+	/* @code lib/cache/cache.c:region_kill:304-306 */
 	atomic {
 		assert(rstate[r] == R_LIVE);
 		rstate[r] = R_DEAD;
@@ -729,13 +729,13 @@ inline region_kill(r, won)
  * (or never cleared). */
 inline kernel_revalidate(r, e, fp, bad)
 {
-	/* @code lib/monitor_kernel.c:kernel_revalidate:314-317 */
+	/* @code lib/monitor/kernel.c:kernel_revalidate:314-317 */
 	e = rexp[r];
 	mrmon_revalidate_one(rslot[r], e, fp, bad);
 	if
 	:: e != 0 ->
-		/* @code lib/monitor_kernel.c:kernel_revalidate:319-319 */
-		/* @code lib/monitor_kernel.c:kmon_rearmed:307-308 */
+		/* @code lib/monitor/kernel.c:kernel_revalidate:319-319 */
+		/* @code lib/monitor/kernel.c:kmon_rearmed:307-308 */
 		d_step { kgens[rslot[r]] = e >> 1; rexp[r] = e }
 	:: else
 	fi
@@ -746,7 +746,7 @@ inline kernel_revalidate(r, e, fp, bad)
  * does nothing for an event's cause: drain() already tried). */
 inline kill_if_changed(r, won)
 {
-	/* @code lib/cache_invalidate.c:kill_if_changed:71-74 */
+	/* @code lib/cache/invalidate.c:kill_if_changed:71-74 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] -> region_kill(r, won)
@@ -759,16 +759,16 @@ inline kill_if_changed(r, won)
  * unless it re-armed the watch and the word still holds the new value. */
 inline rescan_if_changed(r, won, e, fp, bad)
 {
-	/* @code lib/cache_invalidate.c:kill_if_changed:71-72 */
+	/* @code lib/cache/invalidate.c:kill_if_changed:71-72 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] ->
-		/* @code lib/cache_invalidate.c:region_revalidated:62-64 */
+		/* @code lib/cache/invalidate.c:region_revalidated:62-64 */
 		kernel_revalidate(r, e, fp, bad);
 		atomic { e = (e != 0 && word[rslot[r]] == rexp[r]) };
 		if
 		:: e == 0 ->
-			/* @code lib/cache_invalidate.c:kill_if_changed:73-74 */
+			/* @code lib/cache/invalidate.c:kill_if_changed:73-74 */
 			region_kill(r, won)
 		:: else -> e = 0
 		fi
@@ -788,9 +788,9 @@ inline rescan_if_changed(r, won, e, fp, bad)
  * Under cache->lock. */
 inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 {
-	/* @code lib/cache_invalidate.c:mrc_cache_drain_locked:117-118 */
-	/* @code lib/monitor_kernel.c:kernel_drain:375-376 */
-	/* @code lib/monitor_kernel.c:kernel_pending:362-362 */
+	/* @code lib/cache/invalidate.c:mrc_cache_drain_locked:117-118 */
+	/* @code lib/monitor/kernel.c:kernel_drain:375-376 */
+	/* @code lib/monitor/kernel.c:kernel_pending:362-362 */
 	/* @code kmod/mrmon_main.c:mrmon_read:261-269 */
 	/* @code kmod/mrmon_notify.c:mrmon_event_pop:168-182 */
 	atomic {
@@ -805,18 +805,18 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 		fi;
 		qlen = 0
 	};
-	/* @code lib/monitor_kernel.c:kernel_drain:378-378 */
-	/* @code lib/monitor_kernel.c:kmon_revalidate_events:336-345 */
+	/* @code lib/monitor/kernel.c:kernel_drain:378-378 */
+	/* @code lib/monitor/kernel.c:kmon_revalidate_events:336-345 */
 	if
 	:: ev > 0 && eclr && kgens[es] == eg ->
 		r = OWNER(es);
 		e = rexp[r];
-		/* @code lib/monitor_kernel.c:kmon_revalidate_events:349-352 */
+		/* @code lib/monitor/kernel.c:kmon_revalidate_events:349-352 */
 		mrmon_revalidate_one(es, e, fp, bad);
 		if
 		:: e != 0 ->
-			/* @code lib/monitor_kernel.c:kmon_revalidate_events:353-355 */
-			/* @code lib/monitor_kernel.c:kmon_rearmed:307-308 */
+			/* @code lib/monitor/kernel.c:kmon_revalidate_events:353-355 */
+			/* @code lib/monitor/kernel.c:kmon_rearmed:307-308 */
 			d_step { kgens[es] = e >> 1; rexp[r] = e; e = 0 }
 		:: else
 		fi;
@@ -824,15 +824,15 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
 	:: else
 	fi;
 #ifndef MUTANT_OVERFLOW_LOST
-	/* @code lib/monitor_kernel.c:kernel_drain:380-382 */
-	/* @code lib/cache_invalidate.c:mrc_cache_rescan:102-106 */
+	/* @code lib/monitor/kernel.c:kernel_drain:380-382 */
+	/* @code lib/cache/invalidate.c:mrc_cache_rescan:102-106 */
 	if
 	:: ov -> r = index; rescan_if_changed(r, won, e, fp, bad)
 	:: else
 	fi;
 #endif
-	/* @code lib/monitor_kernel.c:kernel_drain:383-386 */
-	/* @code lib/cache_invalidate.c:mrc_cache_event:89-90 */
+	/* @code lib/monitor/kernel.c:kernel_drain:383-386 */
+	/* @code lib/cache/invalidate.c:mrc_cache_event:89-90 */
 	if
 	:: ev > 0 && kgens[es] == eg -> kill_if_changed(ec, won)
 	:: else
@@ -848,7 +848,7 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
  * Under cache->lock. */
 inline cache_register(r, s, e, ok, got, fp, bad)
 {
-	/* @code lib/cache.c:cache_register:599-599 */
+	/* @code lib/cache/cache.c:cache_register:599-599 */
 	d_step {
 		r = 0;
 		do
@@ -860,19 +860,19 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 #ifdef MUTANT_REG_BEFORE_WATCH
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
-	/* @code lib/cache.c:cache_register:603-603 */
-	/* @code lib/monitor_kernel.c:kernel_watch:239-243 */
+	/* @code lib/cache/cache.c:cache_register:603-603 */
+	/* @code lib/monitor/kernel.c:kernel_watch:239-243 */
 	mrmon_watch_one(r, s, e, fp, bad);
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
-	/* @code lib/monitor_kernel.c:kernel_watch:247-250 */
-	/* @code lib/cache.c:cache_register:608-609 */
+	/* @code lib/monitor/kernel.c:kernel_watch:247-250 */
+	/* @code lib/cache/cache.c:cache_register:608-609 */
 	d_step {
 		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
-	/* @code lib/cache.c:cache_register:626-626 */
+	/* @code lib/cache/cache.c:cache_register:626-626 */
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
@@ -881,8 +881,8 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
 	 * whose word was cleared */
-	/* @code lib/cache.c:cache_register:632-642 */
-	/* @code lib/cache.c:cache_register:650-654 */
+	/* @code lib/cache/cache.c:cache_register:632-642 */
+	/* @code lib/cache/cache.c:cache_register:650-654 */
 	atomic {
 		if
 		:: word[s] == e -> GET_RETURNS(r); ok = 1; rstate[r] = R_LIVE; refs[r]++
@@ -893,11 +893,11 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	if
 	:: ok -> got = r
 	:: else ->
-		/* @code lib/cache.c:region_discard:321-326 */
+		/* @code lib/cache/cache.c:region_discard:321-326 */
 		d_step { index = NONE; rpages[r] = 0 };
-		/* @code lib/cache.c:region_discard:327-328 */
+		/* @code lib/cache/cache.c:region_discard:327-328 */
 		mrmon_unwatch_one(s, r);
-		/* @code lib/cache.c:region_discard:329-334 */
+		/* @code lib/cache/cache.c:region_discard:329-334 */
 		rstate[r] = R_FREE
 	fi
 }
@@ -908,12 +908,12 @@ inline cache_register(r, s, e, ok, got, fp, bad)
  * else cache_register(), again on -ESTALE. */
 inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 {
-	/* @code lib/cache.c:cache_get_slow:671-672 */
+	/* @code lib/cache/cache.c:cache_get_slow:671-672 */
 	cache_lock(me);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	do
 	:: got == NONE ->
-		/* @code lib/cache.c:cache_get_slow:675-681 */
+		/* @code lib/cache/cache.c:cache_get_slow:675-681 */
 		atomic {
 			r = index;	/* mrc_index_lookup(): writers hold the lock */
 			ok = (r != NONE && word[rslot[r]] == rexp[r]);	/* region_intact() */
@@ -924,20 +924,20 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, b
 		};
 		if
 		:: ok ->
-			/* @code lib/cache.c:cache_get_slow:683-688 */
+			/* @code lib/cache/cache.c:cache_get_slow:683-688 */
 			atomic { refs[r]++; got = r }
 		:: !ok && r != NONE ->
-			/* @code lib/cache.c:cache_get_slow:677-680 */
+			/* @code lib/cache/cache.c:cache_get_slow:677-680 */
 			region_kill(r, won);
-			/* @code lib/cache.c:cache_get_slow:690-690 */
+			/* @code lib/cache/cache.c:cache_get_slow:690-690 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		:: !ok && r == NONE ->
-			/* @code lib/cache.c:cache_get_slow:690-690 */
+			/* @code lib/cache/cache.c:cache_get_slow:690-690 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache.c:cache_get_slow:694-694 */
+	/* @code lib/cache/cache.c:cache_get_slow:694-694 */
 	cache_unlock(me)
 }
 
@@ -949,8 +949,8 @@ proctype app(byte me)
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
 		 * free, may be stale */
-		/* @code lib/cache.c:mrcache_get:738-738 */
-		/* @code lib/cache.c:cache_hit:496-498 */
+		/* @code lib/cache/cache.c:mrcache_get:738-738 */
+		/* @code lib/cache/cache.c:cache_hit:496-498 */
 		got = NONE;
 		r = index;
 		if
@@ -967,7 +967,7 @@ proctype app(byte me)
 			};
 #else
 			/* try_hit(): the reference first */
-			/* @code lib/cache.c:try_hit:479-479 */
+			/* @code lib/cache/cache.c:try_hit:479-479 */
 			atomic { old = rstate[r]; refs[r]++ };
 			if
 			:: old == R_LIVE ->
@@ -982,8 +982,8 @@ proctype app(byte me)
 				 * a re-arm's word is new, so an expected value
 				 * read before an update never matches a word
 				 * read after it. */
-				/* @code lib/cache.c:try_hit:480-487 */
-				/* @code lib/region.h:region_intact:109-110 */
+				/* @code lib/cache/cache.c:try_hit:480-487 */
+				/* @code lib/cache/region.h:region_intact:109-110 */
 				atomic { w = word[rslot[r]]; good = (rpages[r] == mapped) };
 				atomic {
 					if
@@ -996,7 +996,7 @@ proctype app(byte me)
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache.c:try_hit:489-489 */
+				/* @code lib/cache/cache.c:try_hit:489-489 */
 				region_unref(me, r, won)
 			:: else
 			fi
@@ -1005,16 +1005,16 @@ proctype app(byte me)
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache.c:mrcache_get:740-740 */
+			/* @code lib/cache/cache.c:mrcache_get:740-740 */
 			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 		:: else
 		fi;
 		/* the application uses got, then mrcache_put(): region_unref(),
 		 * then drain if events_waiting() and the lock is free */
 		d_step { r = 0; old = 0; s = 0; e = 0; ok = 0 };
-		/* @code lib/cache.c:mrcache_put:765-765 */
+		/* @code lib/cache/cache.c:mrcache_put:765-765 */
 		region_unref(me, got, won);
-		/* @code lib/cache.c:mrcache_put:767-770 */
+		/* @code lib/cache/cache.c:mrcache_put:767-770 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1040,14 +1040,14 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg, e, fp, bad;
 	bit won, ov, eclr;
-	/* @code lib/cache.c:whole_cache_call:858-862 */
+	/* @code lib/cache/cache.c:whole_cache_call:858-862 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 ->
-		/* @code lib/cache.c:flush_locked:838-839 */
-		/* @code lib/cache.c:region_evictable:339-340 */
+		/* @code lib/cache/cache.c:flush_locked:838-839 */
+		/* @code lib/cache/cache.c:region_evictable:339-340 */
 		region_kill(r, won)
 	:: true
 	fi;
@@ -1055,7 +1055,7 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache.c:whole_cache_call:858-862 */
+	/* @code lib/cache/cache.c:whole_cache_call:858-862 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	/* No leaks: every region struct is free, or cached validly with no

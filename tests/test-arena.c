@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The arena behind the region slabs and the LRU heap (lib/arena.c): the
+ * The arena behind the region slabs and the LRU heap (lib/cache/arena.c): the
  * base is aligned as asked, only the grown prefix is "held" (the check
  * never dereferences), growth beyond the reservation fails and changes
  * nothing, and what was grown but never touched is not resident (the
@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "arena.h"
+#include "cache/arena.h"
 #include "testutil.h"
 
 #define RESERVE	(1u << 20)

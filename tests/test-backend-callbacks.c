@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "backend.h"
+#include "backend/backend.h"
 #include "testbackend.h"
 #include "testutil.h"
 

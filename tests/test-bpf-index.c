@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The bpf monitor's index (lib/monitor_bpf_index.c) against a brute-force
+/* The bpf monitor's index (lib/monitor/bpf/index.c) against a brute-force
  * model: after random watches and unwatches of virtual and file ranges,
  * the walk the programs do (re-done here in C, as bpf/mrc_monitor.bpf.c
  * does it) must find every live range overlapping a random operation, and
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "monitor_bpf.h"
+#include "monitor/bpf/bpf.h"
 #include "testutil.h"
 
 #define IDS 4000u

@@ -2,7 +2,7 @@
 /*
  * A cache works under an address-space limit (RLIMIT_AS, as batch systems
  * set with `ulimit -v`) far below the 16 GiB its slab arena asks for:
- * the reservation falls back to less (lib/arena.h) and gets, hits and
+ * the reservation falls back to less (lib/cache/arena.h) and gets, hits and
  * puts of a few thousand regions succeed.  Control: the same cache with
  * the limit under the arena's minimum fails its first miss with -ENOMEM,
  * cleanly.  Skipped in sanitizer builds (their shadow memory needs the
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include "slabset.h"
+#include "cache/slabset.h"
 #include "testbackend.h"
 #include "testutil.h"
 

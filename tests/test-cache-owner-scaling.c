@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
-#include "cache.h"
+#include "cache/cache.h"
 #include "testutil.h"
 
 #define PAGE 4096

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "region.h"
+#include "cache/region.h"
 #include "testbackend.h"
 #include "testutil.h"
 
@@ -85,7 +85,7 @@ static void not_a_slot(struct two *t)
 	CHECK_EQ(mrcache_put(t->a, (struct mrcache_region *)(slab + REGION_SLAB_BYTES - 64)),
 		 -EINVAL);
 	/* The next slab of A's slab arena: reserved but not in use yet, so
-	 * PROT_NONE (lib/arena.h): any access would fault. */
+	 * PROT_NONE (lib/cache/arena.h): any access would fault. */
 	CHECK_EQ(mrcache_put(t->a, (struct mrcache_region *)(slab + REGION_SLAB_BYTES)), -EINVAL);
 	CHECK_EQ(mrcache_region_length(ra), PAGE);
 	CHECK_EQ(mrcache_put(t->a, ra), 0);

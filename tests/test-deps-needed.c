@@ -2,7 +2,7 @@
 /*
  * libmrcache.so does not link libibverbs (and so libnl) or libbpf (and so
  * libelf and zlib): an io_uring-only program must not load them.  The
- * verbs backend and the bpf monitor load them when used (lib/dl.h).
+ * verbs backend and the bpf monitor load them when used (lib/common/dl.h).
  *  - `readelf -d`: no such DT_NEEDED.  Control: liburing's is found, so
  *    the parsing sees NEEDED entries.
  *  - `readelf -p .note.dlopen`: the optional libraries are declared for

@@ -6,7 +6,7 @@
  * warning is exactly that table, exactly the ENVIRONMENT section of
  * man/mrcache.7 and exactly what mrcache_env_describe() lists.  Controls:
  * the scan finds MRCACHE_BPF_VARIANT (quoted only in
- * lib/monitor_bpf_load.c) and neither the table nor the man page holds a
+ * lib/monitor/bpf/load.c) and neither the table nor the man page holds a
  * made-up name.
  */
 #include <glob.h>
@@ -185,7 +185,8 @@ int main(void)
 
 	if (!section)
 		SKIP("no %s/README.md here", MRC_SRCDIR);
-	scan_sources(MRC_SRCDIR "/lib/*.c", &quoted);
+	scan_sources(MRC_SRCDIR "/lib/*/*.c", &quoted);
+	scan_sources(MRC_SRCDIR "/lib/*/*/*.c", &quoted);
 	scan_sources(MRC_SRCDIR "/hooks/*.c", &quoted);
 	scan_sources(MRC_SRCDIR "/tools/*/*.c", &quoted);
 	library_list(&known);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cache.h"
+#include "cache/cache.h"
 #include "testbackend.h"
 #include "testenv.h"
 #include "testutil.h"

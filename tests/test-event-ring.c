@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/event_ring.c against a model.  One thread: random pushes and drains
+ * lib/cache/event_ring.c against a model.  One thread: random pushes and drains
  * against a bounded FIFO (order, fullness, the overflow flag).  Then
  * producers in several threads, each also pushing from a signal handler
  * that interrupts its own pushes, against one draining thread: every
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "event_ring.h"
+#include "cache/event_ring.h"
 #include "testutil.h"
 
 #define PRODUCERS 3

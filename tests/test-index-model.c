@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include "index.h"
+#include "cache/index.h"
 #include "testutil.h"
 
 #define AREA_PAGES	2048

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The interval tree (lib/itree.c, the uffd monitor's watch set) against a
+ * The interval tree (lib/monitor/itree.c, the uffd monitor's watch set) against a
  * brute-force model: random inserts and removes of intervals, some equal,
  * some nested, and overlap queries whose answers (which nodes, in start
  * order, and an early stop) must match the model's.  A negative control
@@ -8,7 +8,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include "itree.h"
+#include "monitor/itree.h"
 #include "testutil.h"
 
 #define NODES	600

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The LRU heap (lib/lru.c) against a brute-force model: random adds,
+ * The LRU heap (lib/cache/lru.c) against a brute-force model: random adds,
  * removals (which leave holes), uses (last_use moving on) and pops with a
  * filter that refuses some regions.  Every pop must return exactly the
  * least recently used region the filter accepts, as the model finds it
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "lru.h"
-#include "region.h"
+#include "cache/lru.h"
+#include "cache/region.h"
 #include "testutil.h"
 
 /* Regions over several slabs: entries name regions by their place in the

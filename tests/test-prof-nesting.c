@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/prof.c splits nested work: a miss's own time is the miss minus the
+ * lib/common/prof.c splits nested work: a miss's own time is the miss minus the
  * register and monitor work inside it, an invalidation's own time is the
  * invalidation minus the deregistrations inside it; inner work outside any
  * outer span is subtracted from nothing.  Checked on the JSON dump a
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "prof.h"
+#include "common/prof.h"
 #include "testutil.h"
 
 static uint64_t spin(uint64_t ns)

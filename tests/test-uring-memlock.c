@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "backend.h"
+#include "backend/backend.h"
 #include "caps.h"
 #include "oracle.h"
 #include "testutil.h"

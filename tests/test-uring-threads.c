@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "backend.h"
+#include "backend/backend.h"
 #include "oracle.h"
 #include "testutil.h"
 

@@ -7,7 +7,7 @@
  * backend creates a cache, so the refusals come from the verbs checks.
  */
 #include <errno.h>
-#include "backend.h"
+#include "backend/backend.h"
 #include "testbackend.h"
 #include "testutil.h"
 

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "backend.h"
+#include "backend/backend.h"
 #include "verbs-test.h"
 
 #define LEN (64 * 1024)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mrc_vma_query() (lib/vma.c) against a brute-force reading of
+ * mrc_vma_query() (lib/monitor/vma.c) against a brute-force reading of
  * /proc/self/smaps: for every page around a mapping cut into several VMAs
  * and holes, and the ends and middle of every VMA of the process, the VMA
  * containing the address, or the next one above it; and the page size of
@@ -24,7 +24,7 @@
 #include "hugetlb.h"
 #include "procmap.h"
 #include "testutil.h"
-#include "vma.h"
+#include "monitor/vma.h"
 
 #define PG		4096ul
 #define PAGES		64

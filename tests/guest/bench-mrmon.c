@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "cache.h"
+#include "cache/cache.h"
 #include "mrmon_test.h"
 #include "bench_util.h"
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "monitor_bpf.h"
+#include "monitor/bpf/bpf.h"
 #include "timing.h"
 
 #define MAX_COUNTS 16

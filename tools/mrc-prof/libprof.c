@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "libprof.h"
-#include "prof.h"
+#include "common/prof.h"
 
 _Static_assert(MP_LIB_KINDS == MRC_PROF_KINDS, "libmrcache profile kinds");
 _Static_assert(MP_LIB_BUCKETS == MRC_PROF_BUCKETS, "libmrcache profile buckets");

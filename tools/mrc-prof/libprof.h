@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libprof.h - read the histograms libmrcache writes when MRCACHE_PROF is
- * set (lib/prof.h): one "<prefix>.<pid>.json" per process that used it.
+ * set (lib/common/prof.h): one "<prefix>.<pid>.json" per process that used it.
  */
 #ifndef MP_LIBPROF_H
 #define MP_LIBPROF_H

@@ -71,7 +71,7 @@ struct mp_site {
 	struct mp_frame frames[MP_MAX_FRAMES];
 };
 
-/* libmrcache's own histograms, merged over every dump (lib/prof.h). */
+/* libmrcache's own histograms, merged over every dump (lib/common/prof.h). */
 #define MP_LIB_KINDS	8
 #define MP_LIB_BUCKETS	40
 struct mp_libprof {

@@ -2,7 +2,7 @@
 /*
  * mrmon.h - the ABI of /dev/mrmon, the VM-activity monitor behind mrcache.
  *
- * Shared by the kernel module (kmod/) and the library (lib/monitor_kernel.c);
+ * Shared by the kernel module (kmod/) and the library (lib/monitor/kernel.c);
  * docs/abi.md is the reference.  Rules: only __u32/__u64, explicit padding,
  * pointers and lengths in __u64; every flags, pad, reserved and output-only
  * field must be zero on input (-EINVAL otherwise); unknown ioctl numbers

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* cache.h - the cache's private state, shared by lib/cache*.c. */
+#ifndef MRC_CACHE_H
+#define MRC_CACHE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "backend/backend.h"
+#include "cache/event_ring.h"
+#include "cache/index.h"
+#include "cache/lru.h"
+#include "monitor/monitor.h"
+#include "cache/region.h"
+#include "cache/slabset.h"
+
+/* Per-thread stripes for what the hit path writes, so two threads hitting
+ * the cache never write the same cache line.  A thread owns stripe (its
+ * number % MRC_STRIPES); counts are exact while no two live threads share
+ * a stripe.
+ *
+ * clock orders uses for the LRU without a shared write per hit: each put
+ * stamps its region with max(own clock, cache->clock_floor) + 1.  One
+ * thread's stamps are exactly ordered; the lock holder raises the floor to
+ * the highest stripe clock before evicting, so threads' orders agree to
+ * within one eviction. */
+#define MRC_STRIPES 16
+struct mrc_stripe {
+	uint64_t hits;
+	uint64_t subrange_hits;
+	uint64_t clock;
+} __attribute__((aligned(64)));
+
+/* Most regions whose unwatches one reclaim_flush() hands the monitor. */
+#define MRC_RECLAIM_BATCH 64
+
+
+
+struct mrcache {
+	struct mrcache_config cfg;
+	size_t page_size;
+	struct mrc_index *index;
+	struct mrc_backend *backend;
+	struct mrc_monitor *monitor;
+	int user_side_monitor;		/* words live in the regions */
+	/* monitor->ops' settle and pending (either may be NULL), copied:
+	 * every get and put calls them, without the chase through ops. */
+	void (*settle)(struct mrc_monitor *mon);
+	int (*pending)(struct mrc_monitor *mon);
+	unsigned fork_generation;	/* see forked() in cache.c */
+
+	/* cache->lock guards: index writes, lru, the region slabs and free
+	 * list, regions/bytes, the counters in `st` other than the striped
+	 * ones, and every region's flags/lru fields.  Held across backend
+	 * reg/dereg and monitor watch/unwatch/drain; never taken by the hit
+	 * path or by mrc_cache_unmapped().  Taken through mrc_cache_lock(),
+	 * which leaves the holder's thread token in lock_owner (atomic). */
+	pthread_mutex_t lock;
+	const void *lock_owner;
+	struct mrc_lru lru;
+	struct mrc_slabset slabs;		/* adds under the lock; reads anywhere */
+	struct mrcache_region *free_regions;	/* linked through cold reg.handle */
+	uint64_t nregions, nbytes;
+	uint64_t outstanding_uncached;
+	struct mrcache_stats st;
+	/* Reclaimed regions (deregistered, RECLAIMED) whose unwatch and
+	 * free wait for the end of the lock section; under the lock. */
+	struct mrcache_region *reclaim[MRC_RECLAIM_BATCH];
+	uint32_t reclaim_count;
+
+	/* What the user-side monitors reported: pushed lock-free from any
+	 * thread and signal handler, drained under the lock. */
+	struct mrc_event_ring events;
+	uint32_t events_waiting;	/* atomic: raised after every push */
+	uint64_t unmap_seq;		/* atomic: bumped by every unmapped() */
+
+	uint64_t clock_floor;		/* atomic; written under cache->lock */
+	struct mrc_stripe stripes[MRC_STRIPES];
+};
+
+/* cache.c */
+void mrc_cache_lock(struct mrcache *c);
+void mrc_cache_unlock(struct mrcache *c);
+/* -EDEADLK (and a message naming fn) when this thread holds c's lock: a
+ * callback calling back into its own cache.  0 otherwise. */
+int mrc_cache_reentered(const struct mrcache *c, const char *fn);
+/* Kill r, whose watch reported cause (cache/invalidate.c). */
+void mrc_region_invalidate(struct mrcache *c, struct mrcache_region *r,
+			   enum mrcache_cause cause);
+int mrc_cache_drain_locked(struct mrcache *c);
+
+/* A slot of one of this cache's slabs?  Never dereferences r: it may be
+ * anything a caller passed (another cache's region, garbage).  Inline:
+ * every mrcache_put asks. */
+static inline int mrc_region_is_ours(const struct mrcache *c, const struct mrcache_region *r)
+{
+	uintptr_t off = (uintptr_t)r & (REGION_SLAB_BYTES - 1);
+
+	return off < sizeof(((struct mrc_slab *)0)->hot) && off % sizeof(*r) == 0 &&
+	       mrc_slabset_has(&c->slabs, r);
+}
+
+/* cache.c: mrcache_create() for a config of this library's size. */
+int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out);
+
+/* config.c: check *in and apply the MRCACHE_* variables to *out; 0 or
+ * -EINVAL.  The environment is read once, here: what MRCACHE_STATS said
+ * becomes a flag of the resolved config that mrcache_destroy() obeys. */
+int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out);
+/* The first struct mrcache_config (0.1.0's): every later one starts so. */
+#define MRC_CONFIG_SIZE_VER0	(offsetof(struct mrcache_config, cb_arg) + sizeof(void *))
+/* A resolved config's flag, outside MRCACHE_FLAG_ALL: print the
+ * statistics at mrcache_destroy() (MRCACHE_STATS was true at create). */
+#define MRC_FLAG_STATS_AT_DESTROY	(1u << 31)
+
+#endif
