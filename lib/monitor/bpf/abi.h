@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/monitor/bpf/abi.h - what the bpf monitor's programs (bpf/mrc_monitor.bpf.c) and the
- * library (lib/monitor/bpf/*.c) share: map layouts and constants.  Included
+ * library (the .c files of lib/monitor/bpf/) share: map layouts and constants.  Included
  * by both sides; the BPF side gets __u32/__u64 from vmlinux.h.
  *
  * The index of watched ranges lives in mmapable array maps that the library

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/monitor/bpf/bpf.h - private to the bpf monitor (lib/monitor/bpf/*.c).
+ * lib/monitor/bpf/bpf.h - private to the bpf monitor (the .c files of lib/monitor/bpf/).
  *
  * One program set per process (struct mrc_bpf_set): the programs, their
  * maps, the index and the event ring are shared by every cache that uses
