@@ -56,7 +56,12 @@ if [ ! -f "$cache/img/boot/vmlinuz-$kver" ]; then
 	(cd "$cache" && apt-get download "$pkg" >/dev/null)
 	dpkg -x "$cache"/"$pkg"_*.deb "$cache/img"
 	rm -f "$cache"/*.deb
-	depmod -b "$cache/img" "$kver"
+fi
+# Apart from the unpacking: a run that unpacked the image and then failed
+# (depmod not yet installed) must not leave a cache without modules.dep,
+# on which every guest fails at boot.
+if [ ! -s "$cache/img/lib/modules/$kver/modules.dep" ]; then
+	depmod -b "$cache/img" "$kver" || exit 1
 fi
 echo "$pkg" >"$cache/pkg"
 echo "$kver" >"$cache/kver"
