@@ -3,7 +3,12 @@
 # Open MPI jobs across the link, with one rank or server on each node.
 . "$GUEST_SRC/tests/cluster/node.sh"
 # CLUSTER_ITERS (tests/cluster/run.sh --iters): the churn runs' iterations.
+# CLUSTER_SUBSET=ci (--subset ci, `make check-cluster-ci`): CI's stage,
+# both fi_pingpong runs, the churn under mrmon with and without --raw and
+# the memhooks control that must see stale data; the other jobs are left
+# to `make check-cluster`.
 CLUSTER_ITERS=12
+CLUSTER_SUBSET=all
 . "$GUEST_RESDIR/../../cluster.env"
 iters=$CLUSTER_ITERS
 node_setup 0 || exit 1
@@ -113,6 +118,16 @@ ompi=()
 uffd=(--mca memory ^patcher -x FI_MR_CACHE_MONITOR=userfaultfd)
 memhooks=(--mca memory ^patcher -x FI_MR_CACHE_MONITOR=memhooks)
 nocache=(--mca memory ^patcher -x FI_MR_CACHE_MONITOR=disabled)
+
+if [ "$CLUSTER_SUBSET" = ci ]; then
+	watched mpi-churn-mrmon 600 mpi-churn "${mpirun[@]}" "${verbs[@]}" "${two[@]}" "${mrmon[@]}" \
+		"$churn" --iters "$iters"
+	watched mpi-churn-mrmon-raw 600 mpi-churn "${mpirun[@]}" "${verbs[@]}" "${two[@]}" \
+		"${mrmon[@]}" "$churn" --iters "$iters" --raw
+	watched mpi-churn-memhooks-raw-control 600 mpi-churn "${mpirun[@]}" "${verbs[@]}" "${two[@]}" \
+		"${memhooks[@]}" "$churn" --iters "$iters" --raw --expect-stale
+	finish
+fi
 
 # The earlier hang (docs/mpi.md): both ranks on one node, and the tcp
 # provider across the link (6 iterations: 4 KiB to 4 MiB).

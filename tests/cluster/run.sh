@@ -8,16 +8,17 @@
 # ("guest/NAME", "cluster/NAME") and kernel-log verdict are added to the
 # results file as "cluster/nodeN/NAME" and "cluster/NAME".
 #   run.sh --cache DIR --out DIR --build DIR --kmod DIR --results FILE
-#          [--modules "m1 m2"] [--mem 1G] [--timeout S] [--iters N]
-# --iters: the churn iterations of node0.sh (12), handed over in
+#          [--modules "m1 m2"] [--mem 1G] [--timeout S] [--iters N] [--subset ci]
+# --iters: the churn iterations of node0.sh (12); --subset ci: only the
+# tests of CI's stage (node0.sh says which).  Both are handed over in
 # $out/cluster.env, which node0 reads from its results share's parent.
 set -u
-cache= out= build= kmod= results= modules= mem=1G timeout_s=2400 iters=12
+cache= out= build= kmod= results= modules= mem=1G timeout_s=2400 iters=12 subset=all
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache) cache=$2 ;; --out) out=$2 ;; --build) build=$2 ;; --kmod) kmod=$2 ;;
 	--results) results=$2 ;; --modules) modules=$2 ;; --mem) mem=$2 ;;
-	--timeout) timeout_s=$2 ;; --iters) iters=$2 ;;
+	--timeout) timeout_s=$2 ;; --iters) iters=$2 ;; --subset) subset=$2 ;;
 	*) echo "cluster: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2
@@ -25,7 +26,8 @@ done
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "$out")
 mkdir -p "$out" "$(dirname "$results")"
-echo "CLUSTER_ITERS=$iters" >"$out/cluster.env"
+case $subset in all|ci) ;; *) echo "cluster: unknown subset $subset" >&2; exit 2 ;; esac
+printf 'CLUSTER_ITERS=%s\nCLUSTER_SUBSET=%s\n' "$iters" "$subset" >"$out/cluster.env"
 
 # A free port for the link (QEMU listens on it in node0).
 port=
