@@ -200,7 +200,7 @@ void mp_report_text(FILE *f, const struct mp_analysis *a, int top)
 
 	fprintf(f, "mrc-prof: %s\n", t->command ? t->command : "");
 	fprintf(f, "  %u process%s, %.3f s, exit status %d; latencies exclude %.1f us of "
-		"tracing overhead per traced call (calibrated)\n", a->sum.processes,
+		"tracing overhead per traced call (calibrated: the least, p5)\n", a->sum.processes,
 		a->sum.processes == 1 ? "" : "es", (double)t->duration_ns / 1e9,
 		WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status)
 					  : 128 + WTERMSIG(t->exit_status),
