@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include "callsite.h"
+#include "owner.h"
 #include "unwind.h"
 
 /* 4 KiB of stack above the wrapper: enough to get past glibc's malloc,
@@ -27,6 +28,11 @@ struct mp_callsites {
 	struct mp_maps *maps;
 	int depth;
 	struct mp_unwinder *unwinder;	/* MP_UNWIND_DWARF only */
+	/* Scan mode: a call the scan gives to the library or the profiler is
+	 * checked by unwinding (stale words of an earlier call into the
+	 * library must not make the program's call the library's). */
+	struct mp_unwinder *checker;
+	struct mp_owners *owners;
 	uint32_t *site_slots;	/* site id, 0: empty */
 	size_t site_cap, site_n;
 	struct ra_slot *ra;
@@ -51,7 +57,7 @@ int mp_callsites_create(struct mp_trace *t, struct mp_maps *maps, int depth,
 		mp_callsites_destroy(cs);
 		return -ENOMEM;
 	}
-	if (!cs->site_slots || !cs->ra) {
+	if (!cs->site_slots || !cs->ra || mp_owners_create(t, &cs->owners)) {
 		mp_callsites_destroy(cs);
 		return -ENOMEM;
 	}
@@ -66,6 +72,8 @@ void mp_callsites_destroy(struct mp_callsites *cs)
 	free(cs->site_slots);
 	free(cs->ra);
 	mp_unwinder_destroy(cs->unwinder);
+	mp_unwinder_destroy(cs->checker);
+	mp_owners_destroy(cs->owners);
 	free(cs);
 }
 
@@ -227,6 +235,8 @@ void mp_callsites_forget(struct mp_callsites *cs, pid_t tgid)
 
 	if (cs->unwinder)
 		mp_unwinder_forget(cs->unwinder, tgid);
+	if (cs->checker)
+		mp_unwinder_forget(cs->checker, tgid);
 
 	/* Rebuild without tgid's entries: deleting in place would break the
 	 * probe chains of the others. */
@@ -276,54 +286,81 @@ int mp_object_is_system(const char *path)
 	return name_starts_with(path, sys, sizeof(sys) / sizeof(sys[0]));
 }
 
-/* Code that does I/O of its own inside the program: the loader, libbpf
- * (reading kernel BTF for the bpf monitor) and libmrcache. */
-static int object_is_library(const char *path)
-{
-	static const char *const lib[] = { "ld-linux", "libbpf.so", "libmrcache" };
-
-	return name_starts_with(path, lib, sizeof(lib) / sizeof(lib[0]));
-}
-
 /* Appends the frame at addr unless it is a system frame after the first
  * caller; returns 1 when the site is full.  Every frame looked at, kept
- * or not, tells whether the call came through a library's code. */
+ * or not, is folded into the call's owner. */
 static int add_frame(struct mp_callsites *cs, pid_t tgid, struct mp_site *s, uint64_t addr,
-		     int *in_library)
+		     struct mp_owner_fold *own)
 {
 	struct mp_frame *f = &s->frames[s->nframes];
 	const char *path;
 
 	if (mp_maps_lookup(cs->maps, tgid, addr, &f->obj, &f->vaddr) != 1)
 		return 0;
+	mp_owner_fold_add(own, mp_owner_of_frame(cs->owners, f->obj, f->vaddr));
 	path = mp_trace_str(cs->t, f->obj);
-	if (in_library)
-		*in_library |= object_is_library(path);
 	if (s->nframes >= 2 && mp_object_is_system(path))
 		return 0;
 	s->nframes++;
 	return (int)s->nframes >= cs->depth;
 }
 
+/* The owner from unwound return addresses (exact). */
+static enum mp_owner unwound_owner(struct mp_callsites *cs, pid_t tgid, const uint64_t *ret,
+				   int n, int io)
+{
+	struct mp_owner_fold own;
+
+	mp_owner_fold_init(&own);
+	for (int i = 0; i < n; i++) {
+		uint32_t obj;
+		uint64_t vaddr;
+
+		if (mp_maps_lookup(cs->maps, tgid, ret[i], &obj, &vaddr) == 1 &&
+		    mp_owner_fold_add(&own, mp_owner_of_frame(cs->owners, obj, vaddr)))
+			break;
+	}
+	return mp_owner_fold_end(&own, io);
+}
+
 uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,
-			 uint64_t ip, uint64_t sp, int *in_library)
+			 uint64_t ip, uint64_t sp, int io, enum mp_owner *owner)
 {
 	struct mp_site s = { 0 };
 	uint64_t stack[SCAN_WORDS > UNWIND_MAX ? SCAN_WORDS : UNWIND_MAX];
+	struct mp_owner_fold own;
 	int n;
 
+	mp_owner_fold_init(&own);
+	*owner = MP_OWN_PROGRAM;
 	if (mp_maps_lookup(cs->maps, tgid, ip, &s.frames[0].obj, &s.frames[0].vaddr) < 0)
 		return 0;
 	s.nframes = 1;
 	if (cs->depth > 1 && cs->unwinder) {
 		n = mp_unwind(cs->unwinder, tgid, tid, ip, stack, UNWIND_MAX);
-		for (int i = 0; i < n && !add_frame(cs, tgid, &s, stack[i], in_library); i++)
+		*owner = unwound_owner(cs, tgid, stack, n, io);
+		for (int i = 0; i < n && !add_frame(cs, tgid, &s, stack[i], &own); i++)
 			;
-	} else if (cs->depth > 1 && (n = read_stack(tid, sp, stack)) > 0) {
+		return site_intern(cs, &s);
+	}
+	if (cs->depth > 1 && (n = read_stack(tid, sp, stack)) > 0) {
 		for (int i = 0; i < n; i++)
 			if (is_return_address(cs, tid, tgid, stack[i]) &&
-			    add_frame(cs, tgid, &s, stack[i], in_library))
+			    add_frame(cs, tgid, &s, stack[i], &own))
 				break;
+		/* Past the frames shown, the owner may still be undecided. */
+		for (int i = 0; i < n && own.owner == MP_OWN_SYSTEM; i++) {
+			uint32_t obj;
+			uint64_t vaddr;
+
+			if (is_return_address(cs, tid, tgid, stack[i]) &&
+			    mp_maps_lookup(cs->maps, tgid, stack[i], &obj, &vaddr) == 1)
+				mp_owner_fold_add(&own, mp_owner_of_frame(cs->owners, obj, vaddr));
+		}
 	}
+	*owner = mp_owner_fold_end(&own, io);
+	if (*owner != MP_OWN_PROGRAM && (cs->checker || mp_unwinder_create(&cs->checker) == 0) &&
+	    (n = mp_unwind(cs->checker, tgid, tid, ip, stack, UNWIND_MAX)) > 0)
+		*owner = unwound_owner(cs, tgid, stack, n, io);
 	return site_intern(cs, &s);
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "maps.h"
+#include "owner.h"
 #include "trace.h"
 
 struct mp_callsites;
@@ -29,11 +30,13 @@ enum mp_unwind_mode { MP_UNWIND_SCAN, MP_UNWIND_DWARF };
 int mp_callsites_create(struct mp_trace *t, struct mp_maps *maps, int depth,
 			enum mp_unwind_mode mode, struct mp_callsites **out);
 void mp_callsites_destroy(struct mp_callsites *cs);
-/* Returns the site id (0 when even the syscall address is unknown).
- * *in_library (if not NULL) is set when a frame, shown or skipped, lies in
- * the loader, libbpf or libmrcache: the I/O is theirs, not the program's. */
+/* Returns the site id (0 when even the syscall address is unknown) and
+ * in *owner whose call it is (owner.h; io: a read or write).  The scan's
+ * verdict is checked by DWARF unwinding when it is not the program's, so
+ * a stale return address into the library on the stack cannot make the
+ * program's call the library's. */
 uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,
-			 uint64_t ip, uint64_t sp, int *in_library);
+			 uint64_t ip, uint64_t sp, int io, enum mp_owner *owner);
 /* libc, the loader, libpthread, libdl or libmrcache, by file name. */
 int mp_object_is_system(const char *path);
 /* exec: return-address verdicts for tgid's old image are void. */

@@ -58,6 +58,29 @@ static uint64_t lib_total(const struct mp_libprof *lib)
 	return sum;
 }
 
+/* "not the program's (libmrcache, libbpf): mmap 5 20.0GiB, munmap 3 24.0KiB" */
+static void text_not_program(FILE *f, const struct mp_analysis *a, int o)
+{
+	static const char *const who[MP_NP_OWNERS] = {
+		[MP_NP_LIBRARY] = "libmrcache, libbpf",
+		[MP_NP_PROFILER] = "libmrcache's profiling, MRCACHE_PROF",
+	};
+	const char *sep = ": ";
+	char b[32];
+
+	for (int k = 0; k < MP_VM_KINDS; k++) {
+		if (!a->sum.np[o][k].calls)
+			continue;
+		if (sep[0] == ':')
+			fprintf(f, "  not the program's (%s, not above)", who[o]);
+		fprintf(f, "%s%s %" PRIu64 " %s", sep, mp_kind_name((enum mp_kind)k),
+			a->sum.np[o][k].calls, human_bytes(a->sum.np[o][k].bytes, b, sizeof(b)));
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		fputc('\n', f);
+}
+
 static void text_vm(FILE *f, const struct mp_analysis *a)
 {
 	uint64_t calls = 0, errors = 0, bytes = 0, total = 0;
@@ -81,6 +104,8 @@ static void text_vm(FILE *f, const struct mp_analysis *a)
 	}
 	fprintf(f, "  %-14s %9" PRIu64 " %7" PRIu64 " %12s %10.3f\n", "all", calls, errors,
 		human_bytes(bytes, b, sizeof(b)), (double)total / 1e6);
+	for (int o = 0; o < MP_NP_OWNERS; o++)
+		text_not_program(f, a, o);
 }
 
 static void text_sites(FILE *f, const struct mp_analysis *a, int top)
@@ -112,11 +137,13 @@ static void text_sim(FILE *f, const struct mp_analysis *a)
 		return;
 	}
 	fprintf(f, "\nSimulated registration cache over I/O buffers of >= %s "
-		"(%" PRIu64 " reads, %" PRIu64 " writes, %s)\n",
+		"(%" PRIu64 " reads, %" PRIu64 " writes, %s moved; %" PRIu64 " through io_uring, %"
+		PRIu64 " of them into fixed buffers)\n",
 		human_bytes(a->t->buffer_min, b, sizeof(b)), a->sum.io_calls[0],
-		a->sum.io_calls[1], human_bytes(a->sum.io_bytes[0] + a->sum.io_bytes[1], b2, sizeof(b2)));
+		a->sum.io_calls[1], human_bytes(a->sum.io_bytes[0] + a->sum.io_bytes[1], b2, sizeof(b2)),
+		a->sum.io_uring, a->sum.io_fixed);
 	if (a->sum.lib_io_calls)
-		fprintf(f, "  not the program's: %" PRIu64 " reads/writes, %s, by ld.so, libbpf or "
+		fprintf(f, "  not the program's: %" PRIu64 " reads/writes, %s moved, by ld.so, libbpf or "
 			"libmrcache (not simulated; --library-io counts them)\n",
 			a->sum.lib_io_calls, human_bytes(a->sum.lib_io_bytes, b, sizeof(b)));
 	else if (a->library_io)
@@ -215,8 +242,11 @@ void mp_report_text(FILE *f, const struct mp_analysis *a, int top)
 
 void mp_report_counts(FILE *f, const struct mp_analysis *a)
 {
+	/* Every call the processes made, whoever made it: what strace counts. */
 	for (int k = 0; k < MP_VM_KINDS; k++)
-		fprintf(f, "%s %" PRIu64 "\n", mp_kind_name((enum mp_kind)k), a->sum.k[k].calls);
+		fprintf(f, "%s %" PRIu64 "\n", mp_kind_name((enum mp_kind)k),
+			a->sum.k[k].calls + a->sum.np[MP_NP_LIBRARY][k].calls +
+			a->sum.np[MP_NP_PROFILER][k].calls);
 }
 
 /* --- JSON --- */
@@ -245,6 +275,18 @@ static void json_vm(struct mp_json *j, const struct mp_analysis *a)
 		mp_json_u64(j, "latency_p99_ns", mp_percentile_sorted(s->lat, s->calls, 99));
 		mp_json_u64(j, "latency_max_ns", s->calls ? s->lat[s->calls - 1] : 0);
 		json_hist(j, "latency_log2_ns", s->hist, MP_HIST_BUCKETS);
+		mp_json_close(j, '}');
+	}
+	mp_json_close(j, '}');
+	mp_json_open(j, "not_program", '{');
+	for (int o = 0; o < MP_NP_OWNERS; o++) {
+		mp_json_open(j, o == MP_NP_LIBRARY ? "library" : "profiler", '{');
+		for (int k = 0; k < MP_VM_KINDS; k++) {
+			mp_json_open(j, mp_kind_name((enum mp_kind)k), '{');
+			mp_json_u64(j, "calls", a->sum.np[o][k].calls);
+			mp_json_u64(j, "bytes", a->sum.np[o][k].bytes);
+			mp_json_close(j, '}');
+		}
 		mp_json_close(j, '}');
 	}
 	mp_json_close(j, '}');
@@ -287,6 +329,8 @@ static void json_sim(struct mp_json *j, const struct mp_analysis *a)
 	mp_json_u64(j, "io_reads", a->sum.io_calls[0]);
 	mp_json_u64(j, "io_writes", a->sum.io_calls[1]);
 	mp_json_u64(j, "io_bytes", a->sum.io_bytes[0] + a->sum.io_bytes[1]);
+	mp_json_u64(j, "io_uring", a->sum.io_uring);
+	mp_json_u64(j, "io_fixed", a->sum.io_fixed);
 	mp_json_u64(j, "library_io_calls", a->sum.lib_io_calls);
 	mp_json_u64(j, "library_io_bytes", a->sum.lib_io_bytes);
 	mp_json_u64(j, "vm_ns", a->sum.vm_ns);

@@ -23,8 +23,13 @@ static const long io_nrs[] = {
 	SYS_read, SYS_pread64, SYS_recvfrom, SYS_write, SYS_pwrite64, SYS_sendto,
 };
 
+/* io_uring: the ring's set-up (where its submission queue lives) and
+ * every submission, whose queue entries the tracer reads (tracer.c). */
+static const long uring_nrs[] = { SYS_io_uring_setup, SYS_io_uring_enter };
+
 #define NVM (int)(sizeof(vm_nrs) / sizeof(vm_nrs[0]))
 #define NIO (int)(sizeof(io_nrs) / sizeof(io_nrs[0]))
+#define NURING (int)(sizeof(uring_nrs) / sizeof(uring_nrs[0]))
 
 int mp_seccomp_kind(long nr)
 {
@@ -38,6 +43,10 @@ int mp_seccomp_kind(long nr)
 	for (int i = 0; i < NIO; i++)
 		if (io_nrs[i] == nr)
 			return i < NIO / 2 ? MP_IO_READ : MP_IO_WRITE;
+	if (nr == SYS_io_uring_setup)
+		return MP_SECCOMP_URING_SETUP;
+	if (nr == SYS_io_uring_enter)
+		return MP_SECCOMP_URING_ENTER;
 	return -1;
 }
 
@@ -46,11 +55,11 @@ int mp_seccomp_kind(long nr)
 
 int mp_seccomp_install(uint32_t buffer_min)
 {
-	struct sock_filter f[4 + NVM + NIO + 7];
-	int nio = buffer_min ? NIO : 0, n = 0;
+	struct sock_filter f[4 + NVM + NURING + NIO + 7];
+	int nio = buffer_min ? NIO : 0, nuring = buffer_min ? NURING : 0, n = 0;
 	/* Layout: header, one test per syscall, ALLOW for the rest, the
 	 * length check, ALLOW, TRACE.  Classic BPF jumps only forward. */
-	int check = 4 + NVM + nio + 1, allow = check + 4, trace = allow + 1;
+	int check = 4 + NVM + nuring + nio + 1, allow = check + 4, trace = allow + 1;
 	struct sock_fprog prog;
 
 #define JUMP(target) ((__u8)((target) - (n + 1)))
@@ -65,6 +74,9 @@ int mp_seccomp_install(uint32_t buffer_min)
 	for (int i = 0; i < NVM; i++, n++)
 		f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						    (__u32)vm_nrs[i], JUMP(trace), 0);
+	for (int i = 0; i < nuring; i++, n++)
+		f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						    (__u32)uring_nrs[i], JUMP(trace), 0);
 	for (int i = 0; i < nio; i++, n++)
 		f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						    (__u32)io_nrs[i], JUMP(check), 0);

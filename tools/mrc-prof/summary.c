@@ -128,7 +128,7 @@ int mp_summary_build(const struct mp_trace *t, struct mp_summary *s)
 	if (bytes_state_create(&bs))
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nev; i++)
-		if (t->ev[i].kind < MP_VM_KINDS)
+		if (t->ev[i].kind < MP_VM_KINDS && !(t->ev[i].flags & MP_EV_NOT_PROGRAM))
 			s->k[t->ev[i].kind].calls++;
 	for (int k = 0; k < MP_VM_KINDS; k++)
 		if (s->k[k].calls && !(s->k[k].lat = malloc(s->k[k].calls * sizeof(uint64_t))))
@@ -141,17 +141,30 @@ int mp_summary_build(const struct mp_trace *t, struct mp_summary *s)
 
 		if (e->kind == MP_FORK)
 			s->processes++;
+		/* What the call moved, not the buffer's length (a 2.6 MB
+		 * buffer may receive 4 KiB). */
+		uint64_t moved = !(e->flags & MP_EV_ERROR) && e->ret > 0 ? (uint64_t)e->ret : 0;
+
 		if (mp_event_is_buffer(e, 0)) {
 			s->io_calls[e->kind - MP_IO_READ]++;
-			s->io_bytes[e->kind - MP_IO_READ] += e->a[2];
+			s->io_bytes[e->kind - MP_IO_READ] += moved;
+			s->io_uring += !!(e->flags & MP_EV_URING);
+			s->io_fixed += !!(e->flags & MP_EV_FIXED);
 		} else if (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE) {
 			s->lib_io_calls++;
-			s->lib_io_bytes += e->a[2];
+			s->lib_io_bytes += moved;
 		}
-		if (e->kind < MP_VM_KINDS && e->site && site_is_loader(t, e->site))
-			s->loader_vm_ns += e->lat_ns;
 		if (e->kind >= MP_VM_KINDS)
 			continue;
+		if (e->flags & MP_EV_NOT_PROGRAM) {
+			int o = e->flags & MP_EV_PROFILER ? MP_NP_PROFILER : MP_NP_LIBRARY;
+
+			s->np[o][e->kind].calls++;
+			s->np[o][e->kind].bytes += b;
+			continue;
+		}
+		if (e->site && site_is_loader(t, e->site))
+			s->loader_vm_ns += e->lat_ns;
 		k = &s->k[e->kind];
 		k->errors += !!(e->flags & MP_EV_ERROR);
 		k->bytes += b;

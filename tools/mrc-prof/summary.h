@@ -25,13 +25,21 @@ struct mp_site_sum {
 
 /* Bytes of a VM event: the length it maps, unmaps, advises, remaps to
  * (mremap) or moves the break by (brk), or the segment size (shm). */
+enum mp_not_program { MP_NP_LIBRARY, MP_NP_PROFILER, MP_NP_OWNERS };
+
 struct mp_summary {
-	struct mp_kind_sum k[MP_VM_KINDS];
-	uint64_t io_calls[2], io_bytes[2];	/* read, write buffers seen */
+	struct mp_kind_sum k[MP_VM_KINDS];	/* the program's own calls */
+	/* The VM calls of libmrcache and libbpf (its reservations, its
+	 * monitor's maps) and of its profiling: not in k[] nor in sites. */
+	struct {
+		uint64_t calls, bytes;
+	} np[MP_NP_OWNERS][MP_VM_KINDS];
+	uint64_t io_calls[2], io_bytes[2];	/* read, write buffers seen; bytes moved */
+	uint64_t io_uring, io_fixed;		/* of those, through io_uring; into fixed buffers */
 	/* I/O of the loader, libbpf or libmrcache (MP_EV_LIBRARY): not the
 	 * application's buffers, left out of the simulated cache. */
 	uint64_t lib_io_calls, lib_io_bytes;
-	uint64_t vm_ns;			/* latency of every VM call */
+	uint64_t vm_ns;			/* latency of the program's VM calls */
 	uint64_t loader_vm_ns;		/* of those made by ld.so alone */
 	uint32_t processes;		/* the first one and every fork */
 	struct mp_site_sum *sites;		/* sorted by calls, descending */

@@ -121,27 +121,6 @@ int mp_symbolize(struct mp_trace *t)
 	return err;
 }
 
-static int symbol_is_library(const char *name)
-{
-	static const char *const prefix[] = { "mrcache_", "mrc_", "btf_", "btf__",
-					       "libbpf_", "bpf_object" };
-
-	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(name, prefix[i], strlen(prefix[i])))
-			return 1;
-	return 0;
-}
-
-static int site_is_library(const struct mp_trace *t, uint32_t site)
-{
-	const struct mp_site *s = &t->sites[site];
-
-	for (uint32_t i = 1; i < s->nframes; i++)
-		if (s->frames[i].sym && symbol_is_library(mp_trace_str(t, s->frames[i].sym)))
-			return 1;
-	return 0;
-}
-
 size_t mp_mark_library_io(struct mp_trace *t, int include)
 {
 	size_t n = 0;
@@ -152,10 +131,8 @@ size_t mp_mark_library_io(struct mp_trace *t, int include)
 		if (e->kind != MP_IO_READ && e->kind != MP_IO_WRITE)
 			continue;
 		if (include)
-			e->flags &= (uint16_t)~MP_EV_LIBRARY;
-		else if (e->site < t->nsites && site_is_library(t, e->site))
-			e->flags |= MP_EV_LIBRARY;
-		n += !!(e->flags & MP_EV_LIBRARY);
+			e->flags &= (uint16_t)~MP_EV_NOT_PROGRAM;
+		n += !!(e->flags & MP_EV_NOT_PROGRAM);
 	}
 	return n;
 }

@@ -12,11 +12,9 @@
 /* Fills frames[].sym and sym_off of every site.  0 or -ENOMEM. */
 int mp_symbolize(struct mp_trace *t);
 
-/* Flags (MP_EV_LIBRARY) the I/O calls made by a statically linked
- * libmrcache or libbpf, known by their symbols once named; the tracer
- * flagged those whose frames lie in ld.so, libbpf.so or libmrcache.so.
- * include: clear every flag instead (--library-io).  Returns how many I/O
- * calls are flagged. */
+/* include (--library-io): the I/O calls the tracer found to be the
+ * loader's, libbpf's or libmrcache's (owner.h) become the program's.
+ * Returns how many I/O calls are still not the program's. */
 size_t mp_mark_library_io(struct mp_trace *t, int include);
 
 /* "func+0x1a (libc.so.6)" or "libc.so.6+0x9a1b2" into buf. */

@@ -10,7 +10,7 @@
 #include "trace.h"
 
 #define MP_MAGIC	"MRCPROF1"
-#define MP_VERSION	1u
+#define MP_VERSION	2u
 
 struct mp_file_header {
 	char magic[8];
@@ -244,7 +244,8 @@ static int load(struct mp_trace *t, FILE *f)
 
 	if (get(f, &h, sizeof(h)) || memcmp(h.magic, MP_MAGIC, 8))
 		return -EINVAL;
-	if (h.version != MP_VERSION || h.event_size != sizeof(struct mp_event) ||
+	/* Version 1 recorded no I/O result: its I/O moved what it asked. */
+	if ((h.version != MP_VERSION && h.version != 1) || h.event_size != sizeof(struct mp_event) ||
 	    !h.nstrs || !h.nsites || h.nev > (1ull << 32) || h.unwind > 1)
 		return -EINVAL;
 	if (ensure_zero_entries(t))
@@ -286,9 +287,14 @@ static int load(struct mp_trace *t, FILE *f)
 	if (h.nev && get(f, t->ev, h.nev * sizeof(struct mp_event)))
 		return -EINVAL;
 	t->nev = h.nev;
-	for (size_t i = 0; i < t->nev; i++)
-		if (check_event(t, &t->ev[i]))
+	for (size_t i = 0; i < t->nev; i++) {
+		struct mp_event *e = &t->ev[i];
+
+		if (check_event(t, e))
 			return -EINVAL;
+		if (h.version == 1 && (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE))
+			e->ret = (int64_t)e->a[2];
+	}
 	if (get(f, t->lib.total_ns, sizeof(t->lib.total_ns)) ||
 	    get(f, t->lib.hist, sizeof(t->lib.hist)))
 		return -EINVAL;
@@ -310,7 +316,7 @@ int mp_trace_load(struct mp_trace *t, const char *path)
 	fclose(f);
 	if (err) {
 		fprintf(stderr, "mrc-prof: %s: %s\n", path, err == -EINVAL ?
-			"not a valid mrc-prof trace (version 1)" : strerror(-err));
+			"not a valid mrc-prof trace (version 1 or 2)" : strerror(-err));
 		mp_trace_free(t);
 	}
 	return err;

@@ -23,7 +23,8 @@ enum mp_kind {
 	MP_SHMAT,	/* a0 shmid, a1 addr, a2 flags, a3 segment size */
 	MP_SHMDT,	/* a0 addr */
 	MP_VM_KINDS,
-	MP_IO_READ = MP_VM_KINDS, /* a0 fd, a1 buf, a2 len, a3 syscall nr */
+	MP_IO_READ = MP_VM_KINDS, /* a0 fd, a1 buf, a2 len, a3 syscall nr (io_uring:
+				   * io_uring_enter's, opcode << 32); ret bytes moved */
 	MP_IO_WRITE,
 	MP_FORK,	/* tgid is the parent, a0 the child's tgid */
 	MP_EXEC,	/* a0 string id of the new executable */
@@ -45,7 +46,14 @@ struct mp_event {
 };
 
 #define MP_EV_ERROR	1u	/* ret is -errno */
-#define MP_EV_LIBRARY	2u	/* I/O of the loader, libbpf or libmrcache */
+#define MP_EV_LIBRARY	2u	/* I/O of the loader, libbpf or libmrcache; a VM call
+				 * of libbpf or libmrcache */
+#define MP_EV_PROFILER	4u	/* a VM call of libmrcache's profiling (MRCACHE_PROF) */
+#define MP_EV_URING	8u	/* I/O submitted to io_uring (ret: the length asked) */
+#define MP_EV_FIXED	16u	/* io_uring I/O into a registered (fixed) buffer */
+
+/* Not the program's own: a library's or the profiler's. */
+#define MP_EV_NOT_PROGRAM (MP_EV_LIBRARY | MP_EV_PROFILER)
 
 /* An I/O buffer of the application's own: what the simulated cache sees.
  * The loader's, libbpf's (kernel BTF for the bpf monitor) and
@@ -53,7 +61,7 @@ struct mp_event {
 static inline int mp_event_is_buffer(const struct mp_event *e, int include_library)
 {
 	return (e->kind == MP_IO_READ || e->kind == MP_IO_WRITE) &&
-	       (include_library || !(e->flags & MP_EV_LIBRARY));
+	       (include_library || !(e->flags & MP_EV_NOT_PROGRAM));
 }
 
 #define MP_MAX_FRAMES	8

@@ -19,6 +19,7 @@
  * waking the tracer: that part is the calibrated overhead subtracted.
  */
 #include <errno.h>
+#include <linux/io_uring.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,8 +43,30 @@ struct thread {
 	pid_t tgid;
 	int expect_sigstop;	/* auto-attached: first stop is SIGSTOP */
 	int in_syscall;		/* between seccomp stop and exit stop */
+	int uring_setup;	/* that syscall is io_uring_setup (no event) */
+	uint64_t arg;		/* io_uring_setup's params, mmap's offset */
 	uint64_t t_resume;
 	struct mp_event ev;
+};
+
+/*
+ * io_uring: the I/O a program submits through a ring makes no read or
+ * write syscall.  The tracer learns where each ring's submission queue
+ * lives (io_uring_setup's parameters, then the program's mmap of the
+ * ring and of its entries) and, at each io_uring_enter, reads the entries
+ * being submitted, between the kernel's head and the program's tail.
+ */
+#ifndef IORING_SETUP_NO_SQARRAY
+#define IORING_SETUP_NO_SQARRAY	(1U << 16)	/* Linux 6.6 */
+#endif
+#define MAX_URINGS 64
+struct uring {
+	uint32_t tgid;		/* 0: free */
+	int fd;
+	uint32_t flags;		/* IORING_SETUP_* */
+	struct io_sqring_offsets off;
+	uint64_t sq_ring;	/* the program's address of the SQ ring, 0: unmapped */
+	uint64_t sqes;		/* of the entries */
 };
 
 struct tracer {
@@ -55,6 +79,7 @@ struct tracer {
 	pid_t root;
 	int started;		/* the root process has exec'd the command */
 	uint64_t t0, t_last;
+	struct uring urings[MAX_URINGS];
 	int err;
 };
 
@@ -166,6 +191,122 @@ static void record(struct tracer *tr, struct mp_event *ev, uint64_t t)
 		tr->err = -ENOMEM;
 }
 
+static struct uring *uring_find(struct tracer *tr, pid_t tgid, int fd)
+{
+	for (int i = 0; i < MAX_URINGS; i++)
+		if (tr->urings[i].tgid == (uint32_t)tgid && tr->urings[i].fd == fd)
+			return &tr->urings[i];
+	return NULL;
+}
+
+static void uring_forget(struct tracer *tr, pid_t tgid)
+{
+	for (int i = 0; i < MAX_URINGS; i++)
+		if (tr->urings[i].tgid == (uint32_t)tgid)
+			tr->urings[i].tgid = 0;
+}
+
+/* A forked child has its parent's rings, fds and mappings. */
+static void uring_inherit(struct tracer *tr, pid_t parent, pid_t child)
+{
+	for (int i = 0; i < MAX_URINGS; i++) {
+		if (tr->urings[i].tgid != (uint32_t)parent)
+			continue;
+		for (int j = 0; j < MAX_URINGS; j++) {
+			if (!tr->urings[j].tgid) {
+				tr->urings[j] = tr->urings[i];
+				tr->urings[j].tgid = (uint32_t)child;
+				break;
+			}
+		}
+	}
+}
+
+static int read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static void on_uring_setup_exit(struct tracer *tr, struct thread *th, int64_t fd)
+{
+	struct io_uring_params p;
+	struct uring *u = uring_find(tr, th->tgid, (int)fd);
+
+	if (fd < 0 || read_mem(th->tid, th->arg, &p, sizeof(p)))
+		return;
+	for (int i = 0; !u && i < MAX_URINGS; i++)
+		if (!tr->urings[i].tgid)
+			u = &tr->urings[i];
+	if (!u)
+		return;		/* more rings than we follow: their I/O is not seen */
+	*u = (struct uring){ .tgid = (uint32_t)th->tgid, .fd = (int)fd, .flags = p.flags,
+			     .off = p.sq_off };
+}
+
+/* The program mapped a ring's SQ ring or its entries. */
+static void on_uring_mmap(struct tracer *tr, struct thread *th, const struct mp_event *ev)
+{
+	struct uring *u = uring_find(tr, th->tgid, (int)ev->a[3]);
+
+	if (!u)
+		return;
+	if (th->arg == IORING_OFF_SQ_RING)
+		u->sq_ring = (uint64_t)ev->ret;
+	else if (th->arg == IORING_OFF_SQES)
+		u->sqes = (uint64_t)ev->ret;
+}
+
+/* The I/O entries io_uring_enter(fd, to_submit) submits: one buffer event
+ * each (vectored ones are not buffers, as for syscalls). */
+static void on_uring_enter(struct tracer *tr, struct thread *th, const uint64_t *args,
+			   uint32_t site, enum mp_owner owner, uint64_t t)
+{
+	struct uring *u = uring_find(tr, th->tgid, (int)args[0]);
+	uint32_t head, tail, mask, n;
+
+	if (!u || !u->sq_ring || !u->sqes || !args[1] || (args[3] & IORING_ENTER_REGISTERED_RING) ||
+	    read_mem(th->tid, u->sq_ring + u->off.head, &head, 4) ||
+	    read_mem(th->tid, u->sq_ring + u->off.tail, &tail, 4) ||
+	    read_mem(th->tid, u->sq_ring + u->off.ring_mask, &mask, 4))
+		return;
+	n = tail - head < args[1] ? tail - head : (uint32_t)args[1];
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t pos = (head + k) & mask, idx = pos;
+		struct io_uring_sqe sqe;
+		struct mp_event ev = { .tid = (uint32_t)th->tid, .tgid = (uint32_t)th->tgid,
+				       .site = site, .flags = MP_EV_URING };
+		size_t sz = u->flags & IORING_SETUP_SQE128 ? 128 : 64;
+
+		if (!(u->flags & IORING_SETUP_NO_SQARRAY) &&
+		    read_mem(th->tid, u->sq_ring + u->off.array + 4ull * pos, &idx, 4))
+			return;
+		if (read_mem(th->tid, u->sqes + (uint64_t)(idx & mask) * sz, &sqe, sizeof(sqe)))
+			return;
+		switch (sqe.opcode) {
+		case IORING_OP_READ_FIXED: case IORING_OP_WRITE_FIXED:
+			ev.flags |= MP_EV_FIXED;
+			/* fallthrough */
+		case IORING_OP_READ: case IORING_OP_WRITE: case IORING_OP_RECV: case IORING_OP_SEND:
+			break;
+		default:
+			continue;
+		}
+		if (sqe.len < tr->o->buffer_min)
+			continue;
+		ev.kind = sqe.opcode == IORING_OP_READ_FIXED || sqe.opcode == IORING_OP_READ ||
+			  sqe.opcode == IORING_OP_RECV ? MP_IO_READ : MP_IO_WRITE;
+		ev.a[0] = (uint64_t)(int64_t)sqe.fd;
+		ev.a[1] = sqe.addr;
+		ev.a[2] = sqe.len;
+		ev.a[3] = (uint64_t)sqe.opcode << 32 | SYS_io_uring_enter;
+		ev.ret = sqe.len;
+		ev.flags |= mp_owner_flags(owner);
+		record(tr, &ev, t);
+	}
+}
+
 static void on_seccomp(struct tracer *tr, struct thread *th, uint64_t t)
 {
 	struct __ptrace_syscall_info info;
@@ -182,35 +323,47 @@ static void on_seccomp(struct tracer *tr, struct thread *th, uint64_t t)
 	ev->kind = (uint16_t)kind;
 	ev->tid = (uint32_t)th->tid;
 	ev->tgid = (uint32_t)th->tgid;
-	if (kind == MP_IO_READ || kind == MP_IO_WRITE) {
-		int in_library = 0;
+	th->uring_setup = 0;
+	if (kind == MP_SECCOMP_URING_ENTER) {
+		enum mp_owner owner;
+		uint32_t site;
 
-		/* The site is read while the thread is stopped; a buffer use
-		 * needs no result: one stop only. */
-		if (recording(tr, th->tgid))
-			ev->site = mp_callsite_get(tr->cs, th->tid, th->tgid,
-						   info.instruction_pointer,
-						   info.stack_pointer, &in_library);
+		if (recording(tr, th->tgid)) {
+			site = mp_callsite_get(tr->cs, th->tid, th->tgid, info.instruction_pointer,
+					       info.stack_pointer, 1, &owner);
+			on_uring_enter(tr, th, (const uint64_t *)info.seccomp.args, site, owner, t);
+		}
 		ptrace(PTRACE_CONT, th->tid, 0, 0);
+		return;
+	}
+	if (kind == MP_IO_READ || kind == MP_IO_WRITE) {
+		/* The site is read while the thread is stopped; the exit stop
+		 * gives the bytes moved (a read of a 2 MiB buffer may move
+		 * 4 KiB). */
 		ev->a[0] = info.seccomp.args[0];
 		ev->a[1] = info.seccomp.args[1];
 		ev->a[2] = info.seccomp.args[2];
 		ev->a[3] = info.seccomp.nr;
-		ev->flags = in_library ? MP_EV_LIBRARY : 0;
-		if (recording(tr, th->tgid))
-			record(tr, ev, t);
-		return;
+	} else if (kind == MP_SECCOMP_URING_SETUP) {
+		th->uring_setup = 1;
+		th->arg = info.seccomp.args[1];
+	} else {
+		memcpy(ev->a, info.seccomp.args, sizeof(ev->a));
 	}
-	memcpy(ev->a, info.seccomp.args, sizeof(ev->a));
 	if (kind == MP_MMAP) {
+		th->arg = info.seccomp.args[5];	/* the offset: a ring's part? */
 		ev->a[2] = info.seccomp.args[2] << 32 | (info.seccomp.args[3] & 0xffffffffu);
 		ev->a[3] = info.seccomp.args[4];
 	} else if (kind == MP_SHMAT) {
 		ev->a[3] = 0;	/* the segment size, known at exit */
 	}
-	if (recording(tr, th->tgid))
-		ev->site = mp_callsite_get(tr->cs, th->tid, th->tgid,
-					   info.instruction_pointer, info.stack_pointer, NULL);
+	if (recording(tr, th->tgid) && kind < MP_KINDS) {
+		enum mp_owner owner;
+
+		ev->site = mp_callsite_get(tr->cs, th->tid, th->tgid, info.instruction_pointer,
+					   info.stack_pointer, kind >= MP_VM_KINDS, &owner);
+		ev->flags = mp_owner_flags(owner);
+	}
 	ev->t_ns = t;		/* absolute until the exit stop */
 	th->in_syscall = 1;
 	th->t_resume = now_ns();
@@ -227,10 +380,19 @@ static void on_syscall_exit(struct tracer *tr, struct thread *th, uint64_t t)
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof(info), &info) > 0 &&
 	    info.op == PTRACE_SYSCALL_INFO_EXIT) {
 		ev->ret = info.exit.rval;
-		ev->flags = info.exit.is_error ? MP_EV_ERROR : 0;
+		ev->flags |= info.exit.is_error ? MP_EV_ERROR : 0;
 	}
-	if (ev->kind == MP_SHMAT && !ev->flags)
+	if (th->uring_setup) {
+		th->uring_setup = 0;
+		if (recording(tr, th->tgid))
+			on_uring_setup_exit(tr, th, ev->ret);
+		ptrace(PTRACE_CONT, th->tid, 0, 0);
+		return;
+	}
+	if (ev->kind == MP_SHMAT && !(ev->flags & MP_EV_ERROR))
 		ev->a[3] = mp_maps_mapping_len(th->tgid, (uint64_t)ev->ret);
+	if (ev->kind == MP_MMAP && !(ev->flags & MP_EV_ERROR) && (int64_t)ev->a[3] >= 0)
+		on_uring_mmap(tr, th, ev);
 	ptrace(PTRACE_CONT, th->tid, 0, 0);
 	ev->lat_ns = raw > tr->o->overhead_ns ? raw - tr->o->overhead_ns : 0;
 	if (recording(tr, th->tgid))
@@ -257,6 +419,8 @@ static void on_new_task(struct tracer *tr, struct thread *parent, int event, uin
 		tr->err = -ENOMEM;
 		return;
 	}
+	if (tgid != parent->tgid)
+		uring_inherit(tr, parent->tgid, tgid);
 	if (tgid != parent->tgid && recording(tr, parent->tgid)) {
 		struct mp_event ev = { .kind = MP_FORK, .tid = (uint32_t)parent->tid,
 				       .tgid = (uint32_t)parent->tgid, .a = { (uint64_t)tgid } };
@@ -278,6 +442,7 @@ static void on_exec(struct tracer *tr, struct thread *th, uint64_t t)
 		thread_remove(tr, (pid_t)former);
 	mp_maps_forget(tr->maps, th->tgid);
 	mp_callsites_forget(tr->cs, th->tgid);
+	uring_forget(tr, th->tgid);
 	if (th->tid == tr->root && !tr->started) {
 		tr->started = 1;
 		tr->t0 = t;
@@ -328,6 +493,7 @@ static void on_gone(struct tracer *tr, pid_t tid, int status, uint64_t t)
 		}
 		mp_maps_forget(tr->maps, th->tgid);
 		mp_callsites_forget(tr->cs, th->tgid);
+		uring_forget(tr, th->tgid);
 		if (tid == tr->root)
 			tr->t->exit_status = status;
 	}
