@@ -4,7 +4,7 @@ TOOL_LIBS_mrc-prof := -ldw -lelf -lm
 
 PROF_HELPERS := $(BUILD)/tests/prof/vm-workload $(BUILD)/tests/prof/io-mix \
   $(BUILD)/tests/prof/lib-workload $(BUILD)/tests/prof/app-frames \
-  $(BUILD)/tests/prof/small-io $(BUILD)/tests/prof/bpf-io
+  $(BUILD)/tests/prof/small-io $(BUILD)/tests/prof/bpf-io $(BUILD)/tests/prof/uring-io
 PROF_TESTS := $(sort $(wildcard tests/prof/*.sh))
 PROF_TESTS := $(filter-out tests/prof/lib.sh,$(PROF_TESTS))
 TOOLS_EXTRA += $(PROF_HELPERS) $(BUILD)/tools/mrc-prof-filter-cost
@@ -15,7 +15,8 @@ $(BUILD)/tests/prof/%: tests/prof/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -O1 -g -pthread $(WARN) -o $@ $<
 
-$(BUILD)/tests/prof/lib-workload $(BUILD)/tests/prof/bpf-io: $(BUILD)/tests/prof/%: \
+$(BUILD)/tests/prof/lib-workload $(BUILD)/tests/prof/bpf-io $(BUILD)/tests/prof/uring-io: \
+  $(BUILD)/tests/prof/%: \
   tests/prof/%.c $(BUILD)/libmrcache.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libmrcache.a $(LDFLAGS) $(LIB_LIBS)
