@@ -38,6 +38,11 @@ cat >"$WORK/judge.py" <<'EOF'
 import json, sys
 
 r = json.load(open(sys.argv[1]))
+# A report from before these figures existed: zeros, judged like any other.
+zero = {k: {"calls": 0, "bytes": 0} for k in r["syscalls"]}
+r.setdefault("not_program", {"library": zero, "profiler": zero})
+r["simulated_cache"].setdefault("io_uring", 0)
+r["simulated_cache"].setdefault("io_fixed", 0)
 if len(sys.argv) > 2 and sys.argv[2] == "fold-library":
     # The old report: the library's VM calls were the program's.
     for k, v in r["not_program"]["library"].items():
