@@ -22,6 +22,7 @@
 #            (they ask for 2.6 MB and get 4 KiB: 10.3 GiB was reported)
 #   cache    50 uses, 19 hits (the fixed buffer after its first use),
 #            31 misses (each malloc'd buffer is unmapped by free)
+# The same at -d 1 (one frame shown, the owners from the whole stack).
 # Negative controls: the same judgement must fail on the report with the
 # library's VM calls counted as the program's (the reservations), and on
 # a run with --library-io (libbpf's reads as the program's).
@@ -94,6 +95,12 @@ python3 "$WORK/judge.py" "$WORK/r.json" fold-library >"$WORK/control1.txt" &&
 	fail "control: the library's reservations counted as the program's were not caught"
 grep WRONG "$WORK/control1.txt"
 echo "ok: control: the library's VM calls counted as the program's are caught"
+
+# One frame shown (-d 1): the owners still come from the whole stack.
+"$PROF" -q -d 1 -o "$WORK/d1.json" -- "$W" || fail "mrc-prof -d 1 failed"
+python3 "$WORK/judge.py" "$WORK/d1.json" >"$WORK/d1.txt" ||
+	{ grep WRONG "$WORK/d1.txt"; fail "at -d 1 a figure of the report is wrong"; }
+echo "ok: the same figures at -d 1"
 
 "$PROF" -q --library-io -o "$WORK/all.json" -- "$W" || fail "mrc-prof --library-io failed"
 python3 "$WORK/judge.py" "$WORK/all.json" >"$WORK/control2.txt" &&

@@ -343,8 +343,9 @@ uint32_t mp_callsite_get(struct mp_callsites *cs, pid_t tid, pid_t tgid,
 			;
 		return site_intern(cs, &s);
 	}
-	if (cs->depth > 1 && (n = read_stack(tid, sp, stack)) > 0) {
-		for (int i = 0; i < n; i++)
+	/* The stack is scanned at -d 1 too: the owner needs the callers. */
+	if ((n = read_stack(tid, sp, stack)) > 0) {
+		for (int i = 0; cs->depth > 1 && i < n; i++)
 			if (is_return_address(cs, tid, tgid, stack[i]) &&
 			    add_frame(cs, tgid, &s, stack[i], &own))
 				break;
