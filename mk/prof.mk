@@ -15,11 +15,15 @@ $(BUILD)/tests/prof/%: tests/prof/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -O1 -g -pthread $(WARN) -o $@ $<
 
+# lib-workload asks for the hooks monitor: libmrcache-hooks linked whole, as
+# the tools link it (without it the monitor cannot start and libmrcache.sh
+# skips).
 $(BUILD)/tests/prof/lib-workload $(BUILD)/tests/prof/bpf-io $(BUILD)/tests/prof/uring-io: \
   $(BUILD)/tests/prof/%: \
-  tests/prof/%.c $(BUILD)/libmrcache.a
+  tests/prof/%.c $(BUILD)/libmrcache.a $(HOOKS_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libmrcache.a $(LDFLAGS) $(LIB_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(if $(filter %/lib-workload,$@),$(HOOKS_LINK)) \
+	  $(BUILD)/libmrcache.a $(LDFLAGS) $(LIB_LIBS)
 
 # Benchmark for tools/mrc-prof/overhead.sh: the filter's cost per syscall.
 $(BUILD)/tools/mrc-prof-filter-cost: tools/mrc-prof/bench/filter-cost.c tools/mrc-prof/seccomp.c \
