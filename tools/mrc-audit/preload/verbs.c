@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs.c - what libmrc-audit interposes in libibverbs (rdma-core 44, the
+ * version Debian 12 ships; docs/audit.md "How it interposes").
+ *
+ * Registrations: ibv_reg_mr, ibv_reg_mr_iova, ibv_reg_mr_iova2,
+ * ibv_rereg_mr, ibv_dereg_mr and ibv_reg_dmabuf_mr are exported functions
+ * (verbs.h's ibv_reg_mr() macro inlines a choice between ibv_reg_mr and
+ * ibv_reg_mr_iova2), so LD_PRELOAD definitions take every call made
+ * through the PLT, from the program or from a library it dlopens.  The
+ * real ones come from dlvsym(RTLD_NEXT) at the versions verbs.h binds to.
+ * A call made from inside another interposed call (libibverbs calling its
+ * own exported function) passes through unrecorded.
+ *
+ * Posts: ibv_post_send, ibv_post_recv and ibv_post_srq_recv are static
+ * inline functions in verbs.h that call qp->context->ops.post_send (and
+ * .post_recv, .post_srq_recv): no symbol to interpose.  rdma-core's
+ * verbs_set_ops() copies the provider's post functions into that table,
+ * which lives in the provider's writable context, and libibverbs never
+ * calls them itself.  So the library wraps ibv_open_device: after the real
+ * one returns, it saves the context's three pointers and replaces them
+ * with checkers that look at every SGE and then call the saved function.
+ * The context is not yet visible to any other thread at that point.
+ *
+ * Not wrapped (docs/audit.md): the extended QP API (ibv_wr_*, per-QP
+ * function pointers in struct ibv_qp_ex), ibv_post_wq_recv (per-WQ),
+ * contexts made by ibv_import_device, and a provider's direct verbs
+ * (mlx5dv).  Their uses are not checked.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <infiniband/verbs.h>
+#include "audit.h"
+
+#define MRA_CTX_MAX 64
+
+struct mra_ctx {
+	struct ibv_context *ctx;
+	int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+	int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+	int (*post_srq_recv)(struct ibv_srq *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+};
+
+static struct mra_ctx mra_ctxs[MRA_CTX_MAX];
+static unsigned mra_nctx;
+static __thread int mra_depth;	/* >0: inside an interposed call */
+
+/* The real function at the version verbs.h links against. */
+#define MRA_REAL(name, version)							\
+	static __typeof__(name) *real;						\
+	if (!real)								\
+		real = (__typeof__(name) *)dlvsym(RTLD_NEXT, #name, version);	\
+	if (!real) {								\
+		errno = ENOSYS;							\
+	}
+
+/* Newest first: a context address malloc reused is found as the new one. */
+static const struct mra_ctx *mra_ctx_of(const struct ibv_context *ctx)
+{
+	unsigned n = __atomic_load_n(&mra_nctx, __ATOMIC_ACQUIRE);
+
+	while (n--)
+		if (mra_ctxs[n].ctx == ctx)
+			return &mra_ctxs[n];
+	return NULL;
+}
+
+static void mra_check_sges(const char *op, const struct ibv_sge *sg, int n)
+{
+	for (int i = 0; i < n; i++)
+		mra_check(op, sg[i].lkey, sg[i].addr, sg[i].length);
+}
+
+static int mra_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct mra_tcount *c = mra_tcount();
+
+	mra_count(&c->posts[0]);
+	for (const struct ibv_send_wr *w = wr; w; w = w->next) {
+		if (w->send_flags & IBV_SEND_INLINE) {
+			/* the data is copied at post time; the lkey is ignored */
+			__atomic_store_n(&c->sge_inline, c->sge_inline + (uint64_t)w->num_sge,
+					 __ATOMIC_RELAXED);
+			continue;
+		}
+		mra_check_sges("ibv_post_send", w->sg_list, w->num_sge);
+	}
+	return mra_ctx_of(qp->context)->post_send(qp, wr, bad);
+}
+
+static void mra_check_recv(const char *op, const struct ibv_recv_wr *wr, int kind)
+{
+	struct mra_tcount *c = mra_tcount();
+
+	mra_count(&c->posts[kind]);
+	for (const struct ibv_recv_wr *w = wr; w; w = w->next)
+		mra_check_sges(op, w->sg_list, w->num_sge);
+}
+
+static int mra_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	mra_check_recv("ibv_post_recv", wr, 1);
+	return mra_ctx_of(qp->context)->post_recv(qp, wr, bad);
+}
+
+static int mra_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	mra_check_recv("ibv_post_srq_recv", wr, 2);
+	return mra_ctx_of(srq->context)->post_srq_recv(srq, wr, bad);
+}
+
+static void mra_wrap(struct ibv_context *ctx)
+{
+	struct mra_ctx *c;
+
+	pthread_mutex_lock(&mra.lock);
+	if (mra_nctx == MRA_CTX_MAX) {
+		pthread_mutex_unlock(&mra.lock);
+		fprintf(stderr, "mrc-audit: more than %d device contexts: posts on the next are not checked\n",
+			MRA_CTX_MAX);
+		return;
+	}
+	c = &mra_ctxs[mra_nctx];
+	*c = (struct mra_ctx){ ctx, ctx->ops.post_send, ctx->ops.post_recv, ctx->ops.post_srq_recv };
+	__atomic_store_n(&mra_nctx, mra_nctx + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&mra.lock);
+	if (c->post_send)
+		ctx->ops.post_send = mra_post_send;
+	if (c->post_recv)
+		ctx->ops.post_recv = mra_post_recv;
+	if (c->post_srq_recv)
+		ctx->ops.post_srq_recv = mra_post_srq_recv;
+}
+
+MRA_EXPORT struct ibv_context *(ibv_open_device)(struct ibv_device *dev)
+{
+	MRA_REAL(ibv_open_device, "IBVERBS_1.1");
+	struct ibv_context *ctx;
+
+	if (!real)
+		return NULL;
+	mra_init();
+	ctx = real(dev);
+	if (ctx && !mra.child)
+		mra_wrap(ctx);
+	return ctx;
+}
+
+/* Before a registration: the record, its watch (before the pages are
+ * pinned, so an unmapping in between is seen), the caller's stack.
+ * NULL: not recorded (nested call, forked child, no memory). */
+static struct mra_reg *mra_reg_begin(void *addr, size_t len)
+{
+	struct mra_reg *r = NULL;
+
+	if (mra_depth++)
+		return NULL;
+	mra_init();
+	if (mra.child || !len)
+		return NULL;
+	pthread_mutex_lock(&mra.lock);
+	r = mra_reg_alloc();
+	if (r) {
+		r->va = (uintptr_t)addr;
+		r->len = len;
+		mra_reg_watch(r);
+	}
+	pthread_mutex_unlock(&mra.lock);
+	if (r) {
+		r->depth = backtrace(r->stack, MRA_STACK);
+		r->reg_ns = mra_now();
+	}
+	return r;
+}
+
+static struct ibv_mr *mra_reg_end(struct mra_reg *r, struct ibv_mr *mr, enum mra_how how,
+				  uint64_t iova, int access)
+{
+	int err = errno;
+
+	mra_depth--;
+	if (!r)
+		return mr;
+	pthread_mutex_lock(&mra.lock);
+	mra.st.reg_ns += mra_now() - r->reg_ns;
+	if (!mr) {
+		mra.st.reg_fail++;
+		mra_reg_discard(r);
+	} else {
+		mra.st.regs[how]++;
+		r->mr = mr;
+		r->lkey = mr->lkey;
+		r->rkey = mr->rkey;
+		r->iova = iova;
+		r->access = access;
+		r->how = how;
+		mra_reg_publish(r);
+	}
+	pthread_mutex_unlock(&mra.lock);
+	errno = err;
+	return mr;
+}
+
+MRA_EXPORT struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	MRA_REAL(ibv_reg_mr, "IBVERBS_1.1");
+	struct mra_reg *r;
+
+	if (!real)
+		return NULL;
+	r = mra_reg_begin(addr, length);
+	return mra_reg_end(r, real(pd, addr, length, access), MRA_REG_MR, (uintptr_t)addr, access);
+}
+
+MRA_EXPORT struct ibv_mr *(ibv_reg_mr_iova)(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				 int access)
+{
+	MRA_REAL(ibv_reg_mr_iova, "IBVERBS_1.7");
+	struct mra_reg *r;
+
+	if (!real)
+		return NULL;
+	r = mra_reg_begin(addr, length);
+	return mra_reg_end(r, real(pd, addr, length, iova, access), MRA_REG_MR_IOVA, iova, access);
+}
+
+MRA_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				unsigned int access)
+{
+	MRA_REAL(ibv_reg_mr_iova2, "IBVERBS_1.8");
+	struct mra_reg *r;
+
+	if (!real)
+		return NULL;
+	r = mra_reg_begin(addr, length);
+	return mra_reg_end(r, real(pd, addr, length, iova, access), MRA_REG_MR_IOVA2, iova,
+			   (int)access);
+}
+
+/* Not audited: the pages are a device's (a dma-buf), not the process's. */
+MRA_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+				 uint64_t iova, int fd, int access)
+{
+	MRA_REAL(ibv_reg_dmabuf_mr, "IBVERBS_1.12");
+
+	if (!real)
+		return NULL;
+	mra_init();
+	__atomic_fetch_add(&mra.st.dmabuf, 1, __ATOMIC_RELAXED);
+	return real(pd, offset, length, iova, fd, access);
+}
+
+static struct mra_reg *mra_reg_of(const struct ibv_mr *mr)
+{
+	struct mra_reg *r = mr ? mra_reg_find(mr->lkey) : NULL;
+
+	return r && r->mr == mr ? r : NULL;
+}
+
+MRA_EXPORT int (ibv_dereg_mr)(struct ibv_mr *mr)
+{
+	MRA_REAL(ibv_dereg_mr, "IBVERBS_1.1");
+	struct mra_reg *r;
+	uint64_t t0;
+	int rc, err;
+
+	if (!real)
+		return ENOSYS;
+	if (mra_depth++ || mra.child) {
+		rc = real(mr);
+		mra_depth--;
+		return rc;
+	}
+	pthread_mutex_lock(&mra.lock);
+	r = mra_reg_of(mr);
+	if (r)
+		mra_reg_unpublish(r);
+	pthread_mutex_unlock(&mra.lock);
+	t0 = mra_now();
+	rc = real(mr);
+	err = errno;
+	pthread_mutex_lock(&mra.lock);
+	mra.st.dereg_ns += mra_now() - t0;
+	if (rc) {
+		mra.st.dereg_fail++;
+		if (r)
+			mra_reg_publish(r);
+	} else {
+		mra.st.deregs++;
+		if (r)
+			mra_reg_retire(r);
+	}
+	pthread_mutex_unlock(&mra.lock);
+	mra_depth--;
+	errno = err;
+	return rc;
+}
+
+/*
+ * ibv_rereg_mr: a new translation pins new pages, so it is a new
+ * registration (a new record, watched first) and the old one is retired;
+ * a change of PD or access keeps the pages, and the record with its
+ * invalidation state, under the new keys.
+ */
+MRA_EXPORT int (ibv_rereg_mr)(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		   int access)
+{
+	MRA_REAL(ibv_rereg_mr, "IBVERBS_1.1");
+	bool moved = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	struct mra_reg *old, *n = NULL;
+	uint64_t t0;
+	int rc, err;
+
+	if (!real)
+		return IBV_REREG_MR_ERR_INPUT;
+	if (mra_depth || mra.child)
+		return real(mr, flags, pd, addr, length, access);
+	if (moved)
+		n = mra_reg_begin(addr, length);
+	else
+		mra_depth++;
+	pthread_mutex_lock(&mra.lock);
+	old = mra_reg_of(mr);
+	if (old)
+		mra_reg_unpublish(old);
+	pthread_mutex_unlock(&mra.lock);
+	t0 = mra_now();
+	rc = real(mr, flags, pd, addr, length, access);
+	err = errno;
+	mra_depth--;
+	pthread_mutex_lock(&mra.lock);
+	mra.st.reg_ns += mra_now() - t0;
+	if (rc == 0 || rc == IBV_REREG_MR_ERR_DO_FORK_OLD) {
+		/* the MR now has what was asked */
+		if (flags & IBV_REREG_MR_CHANGE_ACCESS && old)
+			old->access = access;
+		if (n) {
+			mra.st.regs[MRA_REREG_MR]++;
+			n->mr = mr;
+			n->lkey = mr->lkey;
+			n->rkey = mr->rkey;
+			n->iova = (uintptr_t)addr;
+			n->access = flags & IBV_REREG_MR_CHANGE_ACCESS ? access :
+				    old ? old->access : access;
+			n->how = MRA_REREG_MR;
+			if (old)
+				mra_reg_retire(old);
+			mra_reg_publish(n);
+		} else if (old) {
+			old->lkey = mr->lkey;
+			old->rkey = mr->rkey;
+			mra_reg_publish(old);
+		}
+	} else {
+		if (n)
+			mra_reg_discard(n);
+		if (old && rc <= IBV_REREG_MR_ERR_CMD)
+			mra_reg_retire(old);	/* "the MR shouldn't be used" */
+		else if (old)
+			mra_reg_publish(old);
+	}
+	pthread_mutex_unlock(&mra.lock);
+	errno = err;
+	return rc;
+}
