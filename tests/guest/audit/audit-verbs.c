@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * audit-verbs - an ordinary verbs program that reuses a registration after
+ * its memory changed, for mrc-audit's guest suite
+ * (tests/guest/suites/45-audit.sh runs it under mrc-audit and compares
+ * the report's stale uses with what this program saw happen to its data).
+ *
+ *   audit-verbs SCENARIO
+ *
+ * The application buffer (64 KiB, its own VMA between PROT_NONE guards so
+ * that nothing below splits a VMA) is registered, its memory changed, and
+ * then the old registration is used: an RDMA READ from a peer buffer into
+ * it (ibv_post_send), and for `remap` also a RECV into it (ibv_post_recv)
+ * of a SEND from the peer buffer.  The data oracle: the application's
+ * mapping must, or must not, hold the peer's pattern afterwards.
+ *
+ * | scenario          | change                         | then            | data        | stale uses |
+ * | remap             | munmap + mmap at the address   | old key         | misdirected | 2          |
+ * | remap-control     | the same                       | re-registered   | lands       | 0          |
+ * | mprotect          | mprotect RW -> R -> RW         | old key         | lands       | 0          |
+ * | mprotect-control  | mprotect round trip, then remap| old key         | misdirected | 1          |
+ * | dontneed          | MADV_DONTNEED                  | old key         | misdirected | 1          |
+ * | dontneed-control  | MADV_DONTNEED                  | re-registered   | lands       | 0          |
+ *
+ * Exit 0 when the data did what the scenario says, 1 when not, 77 without
+ * an RDMA device.  The program knows nothing of the audit.
+ *
+ *   audit-verbs bench N
+ *
+ * prints the median cost of ibv_reg_mr + ibv_dereg_mr (4 KiB and 64 KiB)
+ * and of an RDMA READ of 64 bytes (post and completion), N of each: run
+ * with and without mrc-audit in the same guest, the difference is the
+ * audit's overhead (docs/audit.md, "Overhead").
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "loop.h"
+
+#define LEN	(64 * 1024)
+#define PAGE	4096
+#define PATTERN	0xa5
+
+enum change { REMAP, MPROTECT, DONTNEED };
+
+struct scenario {
+	const char *name;
+	enum change change;
+	bool reregister;	/* register again after the change */
+	bool remap_after;	/* then munmap + mmap (mprotect's control) */
+	bool recv;		/* also a RECV into the buffer */
+	bool lands;		/* the oracle: the data reaches the mapping */
+};
+
+static const struct scenario scenarios[] = {
+	{ "remap", REMAP, false, false, true, false },
+	{ "remap-control", REMAP, true, false, true, true },
+	{ "mprotect", MPROTECT, false, false, false, true },
+	{ "mprotect-control", MPROTECT, false, true, false, false },
+	{ "dontneed", DONTNEED, false, false, false, false },
+	{ "dontneed-control", DONTNEED, true, false, false, true },
+};
+
+static const int app_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+static int remap(char *buf)
+{
+	if (munmap(buf, LEN))
+		return -1;
+	if (mmap(buf, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		 -1, 0) != buf)
+		return -1;
+	memset(buf, 0, LEN);
+	return 0;
+}
+
+static int change(const struct scenario *s, char *buf)
+{
+	switch (s->change) {
+	case REMAP:
+		return remap(buf);
+	case MPROTECT:
+		return mprotect(buf, LEN, PROT_READ) || mprotect(buf, LEN, PROT_READ | PROT_WRITE);
+	case DONTNEED:
+		return madvise(buf, LEN, MADV_DONTNEED);
+	}
+	return -1;
+}
+
+/* A SEND of src from qp[0] into a RECV posted on qp[1] over buf. */
+static int send_recv(struct rdma_loop *l, char *buf, uint32_t lkey, char *src, uint32_t src_lkey)
+{
+	struct ibv_sge rs = { (uintptr_t)buf, LEN, lkey }, ss = { (uintptr_t)src, LEN, src_lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct timespec tick = { 0, 1000000 };
+	struct ibv_wc wc;
+	int done = 0, n;
+
+	if (ibv_post_recv(l->qp[1], &rwr, &rbad) || ibv_post_send(l->qp[0], &swr, &sbad))
+		return -1;
+	for (int i = 0; done < 2 && i < 30000; i++) {
+		n = ibv_poll_cq(l->cq, 1, &wc);
+		if (n < 0)
+			return -1;
+		if (!n) {
+			nanosleep(&tick, NULL);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "audit-verbs: completion %lu: %s\n", (unsigned long)wc.wr_id,
+				ibv_wc_status_str(wc.status));
+			return -1;
+		}
+		done++;
+	}
+	return done == 2 ? 0 : -1;
+}
+
+static bool holds(const char *buf)
+{
+	for (size_t i = 0; i < LEN; i += PAGE / 2)
+		if ((unsigned char)buf[i] != PATTERN)
+			return false;
+	return true;
+}
+
+static int run(const struct scenario *s, struct rdma_loop *l, char *buf, char *src)
+{
+	struct ibv_mr *mr, *src_mr;
+	bool ok = true;
+
+	memset(src, PATTERN, LEN);
+	memset(buf, 0, LEN);
+	src_mr = ibv_reg_mr(l->pd, src, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	mr = ibv_reg_mr(l->pd, buf, LEN, app_access);
+	if (!src_mr || !mr) {
+		fprintf(stderr, "audit-verbs: ibv_reg_mr: %s\n", strerror(errno));
+		return 1;
+	}
+	if (change(s, buf) || (s->remap_after && remap(buf))) {
+		fprintf(stderr, "audit-verbs: %s: %s\n", s->name, strerror(errno));
+		return 1;
+	}
+	if (s->reregister) {
+		ibv_dereg_mr(mr);
+		mr = ibv_reg_mr(l->pd, buf, LEN, app_access);
+		if (!mr) {
+			fprintf(stderr, "audit-verbs: ibv_reg_mr again: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	if (rdma_loop_xfer(l, IBV_WR_RDMA_READ, buf, mr->lkey, (uintptr_t)src, src_mr->rkey, LEN))
+		return 1;
+	printf("%s: RDMA READ into the buffer: data %s\n", s->name, holds(buf) ? "landed" : "misdirected");
+	ok = holds(buf) == s->lands;
+	if (s->recv) {
+		memset(buf, 0, LEN);
+		if (send_recv(l, buf, mr->lkey, src, src_mr->lkey))
+			return 1;
+		printf("%s: RECV into the buffer: data %s\n", s->name, holds(buf) ? "landed" : "misdirected");
+		ok = ok && holds(buf) == s->lands;
+	}
+	ibv_dereg_mr(mr);
+	ibv_dereg_mr(src_mr);
+	return ok ? 0 : 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t median(uint64_t *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
+
+static int bench(struct rdma_loop *l, char *buf, char *src, int n)
+{
+	static const size_t sizes[] = { 4096, LEN };
+	uint64_t *reg = calloc((size_t)n, sizeof(*reg)), *dereg = calloc((size_t)n, sizeof(*dereg));
+	struct ibv_mr *mr, *src_mr;
+	uint64_t t0, t1;
+
+	if (!reg || !dereg)
+		return 1;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (int i = 0; i < n; i++) {
+			t0 = now_ns();
+			mr = ibv_reg_mr(l->pd, buf, sizes[s], app_access);
+			t1 = now_ns();
+			if (!mr || ibv_dereg_mr(mr))
+				return 1;
+			reg[i] = t1 - t0;
+			dereg[i] = now_ns() - t1;
+		}
+		printf("bench: %zu KiB: ibv_reg_mr %lu ns, ibv_dereg_mr %lu ns (medians of %d)\n",
+		       sizes[s] / 1024, (unsigned long)median(reg, n), (unsigned long)median(dereg, n), n);
+	}
+	mr = ibv_reg_mr(l->pd, buf, LEN, app_access);
+	src_mr = ibv_reg_mr(l->pd, src, LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr || !src_mr)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		t0 = now_ns();
+		if (rdma_loop_xfer(l, IBV_WR_RDMA_READ, buf, mr->lkey, (uintptr_t)src, src_mr->rkey, 64))
+			return 1;
+		reg[i] = now_ns() - t0;
+	}
+	printf("bench: RDMA READ of 64 B, post to completion: %lu ns (median of %d)\n",
+	       (unsigned long)median(reg, n), n);
+	ibv_dereg_mr(mr);
+	ibv_dereg_mr(src_mr);
+	free(reg);
+	free(dereg);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct scenario *s = NULL;
+	int bench_n = 0;
+	struct rdma_loop l;
+	char *area, *src;
+	int rc;
+
+	for (size_t i = 0; argc == 2 && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(argv[1], scenarios[i].name))
+			s = &scenarios[i];
+	if (argc == 3 && !strcmp(argv[1], "bench"))
+		bench_n = atoi(argv[2]);
+	if (!s && bench_n <= 0) {
+		fprintf(stderr, "usage: audit-verbs remap|remap-control|mprotect|mprotect-control|dontneed|dontneed-control\n"
+				"       audit-verbs bench N\n");
+		return 2;
+	}
+	if (rdma_loop_open(&l, NULL, -1))
+		return 77;
+	/* guard page, buffer, guard page: the buffer is a VMA of its own */
+	area = mmap(NULL, LEN + 2 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	src = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED || src == MAP_FAILED ||
+	    mprotect(area + PAGE, LEN, PROT_READ | PROT_WRITE)) {
+		perror("audit-verbs: mmap");
+		return 1;
+	}
+	if (bench_n) {
+		rc = bench(&l, area + PAGE, src, bench_n);
+		rdma_loop_close(&l);
+		return rc;
+	}
+	rc = run(s, &l, area + PAGE, src);
+	rdma_loop_close(&l);
+	printf("%s: %s\n", s->name, rc ? "FAIL" : "PASS");
+	return rc;
+}
