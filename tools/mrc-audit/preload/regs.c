@@ -39,9 +39,16 @@ static struct mra_ktab *mra_ktab;
 static uint32_t mra_klive;
 static struct mra_reg *mra_ids[MRA_IDBUCKETS];	/* chained by ->next */
 
+/* murmur3's finalizer: every key bit reaches the low bits the mask keeps
+ * (rxe's lkeys are index << 8 | key: a plain multiply left the low 8 bits
+ * of every hash equal, and probes ran long). */
 static uint32_t mra_khash(uint32_t k)
 {
-	return (k * 0x9e3779b1u) ^ (k >> 15);
+	k ^= k >> 16;
+	k *= 0x85ebca6bu;
+	k ^= k >> 13;
+	k *= 0xc2b2ae35u;
+	return k ^ (k >> 16);
 }
 
 struct mra_reg *mra_reg_find(uint32_t lkey)
