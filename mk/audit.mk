@@ -34,3 +34,13 @@ $(BUILD)/audit/%: tests/guest/audit/%.c tools/mrc-rdma/loop.c tools/mrc-rdma/loo
 	$(CC) $(CPPFLAGS) -DMRC_HAVE_VERBS -Itools/mrc-rdma $(CFLAGS) -o $@ $< tools/mrc-rdma/loop.c \
 	  $(LDFLAGS) $(VERBS_LIBS)
 endif
+
+# The hot path's cost per SGE, without a device (docs/audit.md "Overhead").
+ifeq ($(VERBS),yes)
+TOOLS_EXTRA += $(BUILD)/tools/mrc-audit-check-cost
+GUEST_DEPS  += $(BUILD)/tools/mrc-audit-check-cost
+$(BUILD)/tools/mrc-audit-check-cost: tools/mrc-audit/bench/check-cost.c $(filter-out %/verbs.c,$(AUDIT_SRC)) $(AUDIT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itools/mrc-audit/preload $(filter-out -fsanitize=%,$(CFLAGS)) -o $@ \
+	  $(filter %.c,$^) $(filter-out -fsanitize=%,$(LDFLAGS)) -ldl
+endif
