@@ -98,6 +98,7 @@ struct mra_witness {
 	int fd;				/* -1: no witness */
 	int abi;			/* the module's ABI version */
 	char why[160];			/* why there is none */
+	const struct mrmon_header *header;
 	const uint64_t *words;
 	uint32_t nslots;
 	uint64_t watch_errors, unwatch_errors, events, overflows;
@@ -188,6 +189,7 @@ static inline void mra_check(const char *op, uint32_t lkey, uint64_t addr, uint3
 int mra_witness_open(void);
 int mra_witness_watch(uintptr_t va, size_t len, uint64_t cookie, uint32_t *slot, uint64_t *expected);
 void mra_witness_unwatch(uint32_t slot, uint64_t expected);
+bool mra_witness_pending(void);
 int mra_witness_read(struct mrmon_event *ev, unsigned max);
 
 /* witness_abi.c: the lines that change with the module's ABI. */

@@ -284,7 +284,10 @@ void mra_reg_retire(struct mra_reg *r)
 	uint64_t d;
 
 	mra_reg_unpublish(r);
-	mra_events_drain();
+	/* its events, if any: skip the read() when nothing is queued and its
+	 * word is intact (the common deregistration) */
+	if (mra_witness_pending() || __atomic_load_n(r->word, __ATOMIC_ACQUIRE) != r->expected)
+		mra_events_drain();
 	if (r->watched) {
 		mra_rescan_one(r, NULL);
 		mra_witness_unwatch(r->slot, r->expected);

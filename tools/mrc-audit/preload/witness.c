@@ -40,6 +40,7 @@ static int mra_witness_setup(int fd, const struct mrmon_handshake *hs)
 	map = mmap(NULL, su.map_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
+	mra.w.header = map;
 	mra.w.words = (const uint64_t *)((const char *)map + hs->header_size);
 	mra.w.nslots = su.nslots;
 	return 0;
@@ -106,6 +107,12 @@ void mra_witness_unwatch(uint32_t slot, uint64_t expected)
 	if (mra.w.fd >= 0 && ioctl(mra.w.fd, MRMON_IOC_UNWATCH, &b) &&
 	    !mra_abi_unwatch_gone(errno))
 		mra.w.unwatch_errors++;
+}
+
+/* Whether events are queued (the header's `pending`): one load. */
+bool mra_witness_pending(void)
+{
+	return mra.w.fd >= 0 && __atomic_load_n(&mra.w.header->pending, __ATOMIC_ACQUIRE);
 }
 
 /* Events queued now (non-blocking), or 0. */
