@@ -5,7 +5,8 @@
 # it expects (misdirected or landed) AND the report names the kernel
 # monitor as its witness and counts the expected stale uses: 2 and 1 for
 # the stale cases, 0 for their controls and for mprotect.  Then the
-# overhead figures: audit-verbs bench with and without the audit.
+# overhead figures: audit-verbs bench with and without the audit, and the
+# cost of one SGE check (mrc-audit-check-cost) with mrmon's words.
 #   45-audit.sh [BENCH_N]
 set -u
 bench_n=${1:-200}
@@ -80,4 +81,11 @@ sed 's/^/    | /' "$logs/remap-text.log" | head -60
 "$tool" -- "$prog" bench "$bench_n" >"$logs/bench-audit.log" 2>&1 </dev/null
 echo "    | without mrc-audit:"; grep '^bench' "$logs/bench-plain.log" | sed 's/^/    |   /'
 echo "    | with mrc-audit:"; grep '^bench' "$logs/bench-audit.log" | sed 's/^/    |   /'
+# The hot path alone: the words in mrmon's map, then the static word
+# (1,000 and 10,000 registrations).
+for n in 1000 10000; do
+	for w in mrmon none; do
+		"$GUEST_BUILD/tools/mrc-audit-check-cost" $n 2000000 $w 2>&1 | sed 's/^/    | /'
+	done
+done
 exit $status
