@@ -71,6 +71,9 @@ libmrcache-dev usr/lib/$ma/cmake/mrcache/mrcache-config.cmake
 libmrcache-dev usr/lib/$ma/cmake/mrcache/mrcache-config-version.cmake
 mrcache-tools usr/bin/mrc-prof
 mrcache-tools usr/share/man/man1/mrc-prof.1.gz
+mrcache-tools usr/bin/mrc-audit
+mrcache-tools usr/lib/$ma/libmrc-audit.so
+mrcache-tools usr/share/man/man1/mrc-audit.1.gz
 mrmon-dkms usr/src/mrmon-$version/dkms.conf
 mrmon-dkms usr/src/mrmon-$version/include/uapi/linux/mrmon.h
 mrmon-dkms lib/udev/rules.d/60-mrmon.rules

@@ -14,7 +14,7 @@ expected=(usr/include/mrcache.h usr/include/mrcache/mrmon.h
 	$L/pkgconfig/mrcache.pc $L/pkgconfig/mrcache-hooks.pc
 	$L/cmake/mrcache/mrcache-config.cmake $L/cmake/mrcache/mrcache-config-version.cmake)
 # Every library the build made, with its development link.
-for f in "$build"/lib*.so.* "$build"/lib*.a "$build"/lib*-preload.so; do
+for f in "$build"/lib*.so.* "$build"/lib*.a "$build"/lib*-preload.so "$build"/libmrc-audit.so; do
 	[ -e "$f" ] || continue
 	n=$(basename "$f")
 	expected+=("$L/$n")
