@@ -83,7 +83,7 @@ struct mra_stale {
 
 /* Counters each thread bumps on the hot path, summed by the report. */
 struct mra_tcount {
-	uint64_t posts[3];		/* send, recv, srq_recv */
+	uint64_t posts[4];		/* send, recv, srq_recv, wr_set_sge(_list) */
 	uint64_t sge_valid, sge_stale, sge_untouched, sge_unknown, sge_inline, sge_empty;
 	struct mra_tcount *next;
 };

@@ -136,7 +136,7 @@ static void mra_text_stale(FILE *f, unsigned i, const struct mra_stale *s, const
 }
 
 struct mra_totals {
-	uint64_t regs, posts[3], valid, stale, untouched, unknown, inl, empty;
+	uint64_t regs, posts[4], valid, stale, untouched, unknown, inl, empty;
 };
 
 static void mra_sum(struct mra_totals *t)
@@ -145,7 +145,7 @@ static void mra_sum(struct mra_totals *t)
 	for (int i = 0; i < MRA_HOW_N; i++)
 		t->regs += mra.st.regs[i];
 	for (const struct mra_tcount *c = mra.counts; c; c = c->next) {
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			t->posts[i] += __atomic_load_n(&c->posts[i], __ATOMIC_RELAXED);
 		t->valid += __atomic_load_n(&c->sge_valid, __ATOMIC_RELAXED);
 		t->stale += __atomic_load_n(&c->sge_stale, __ATOMIC_RELAXED);
@@ -181,9 +181,9 @@ static void mra_text(FILE *f, const char *why, const struct mra_totals *t, const
 	fprintf(f, "  time in registration %.3f ms (mean %.1f us), in deregistration %.3f ms (mean %.1f us)\n",
 		mra_ms(s->reg_ns), (double)mra_mean(s->reg_ns, t->regs + s->reg_fail) / 1e3,
 		mra_ms(s->dereg_ns), (double)mra_mean(s->dereg_ns, s->deregs + s->dereg_fail) / 1e3);
-	fprintf(f, "  posts: send %" PRIu64 ", recv %" PRIu64 ", srq_recv %" PRIu64 "; SGEs: valid %" PRIu64 ", stale %" PRIu64
+	fprintf(f, "  posts: send %" PRIu64 ", recv %" PRIu64 ", srq_recv %" PRIu64 ", ibv_wr_set_sge* %" PRIu64 "; SGEs: valid %" PRIu64 ", stale %" PRIu64
 		", in an untouched part of an invalidated registration %" PRIu64 ", unknown lkey %" PRIu64 ", inline %" PRIu64 ", empty %" PRIu64 "\n",
-		t->posts[0], t->posts[1], t->posts[2], t->valid, t->stale, t->untouched, t->unknown, t->inl, t->empty);
+		t->posts[0], t->posts[1], t->posts[2], t->posts[3], t->valid, t->stale, t->untouched, t->unknown, t->inl, t->empty);
 	fprintf(f, "  invalidated while registered: %" PRIu64 " (%" PRIu64 " still registered); invalidation to deregistration: mean %.3f ms, max %.3f ms over %" PRIu64 "\n",
 		s->invalidated, l->invalid, mra_ms(mra_mean(s->inval_to_dereg_ns, s->inval_to_dereg_n)),
 		mra_ms(s->inval_to_dereg_max_ns), s->inval_to_dereg_n);
@@ -270,8 +270,8 @@ static void mra_json(FILE *f, const char *why, const struct mra_totals *t, const
 		s->reg_fail, s->unwatched, s->dmabuf, t->regs > s->deregs ? t->regs - s->deregs : 0);
 	fprintf(f, ",\"deregistrations\":{\"total\":%" PRIu64 ",\"failed\":%" PRIu64 "}", s->deregs, s->dereg_fail);
 	fprintf(f, ",\"time_ns\":{\"registration\":%" PRIu64 ",\"deregistration\":%" PRIu64 "}", s->reg_ns, s->dereg_ns);
-	fprintf(f, ",\"posts\":{\"send\":%" PRIu64 ",\"recv\":%" PRIu64 ",\"srq_recv\":%" PRIu64 "}",
-		t->posts[0], t->posts[1], t->posts[2]);
+	fprintf(f, ",\"posts\":{\"send\":%" PRIu64 ",\"recv\":%" PRIu64 ",\"srq_recv\":%" PRIu64 ",\"wr_set_sge\":%" PRIu64 "}",
+		t->posts[0], t->posts[1], t->posts[2], t->posts[3]);
 	fprintf(f, ",\"sges\":{\"valid\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"untouched\":%" PRIu64 ",\"unknown_key\":%" PRIu64 ",\"inline\":%" PRIu64 ",\"empty\":%" PRIu64 "}",
 		t->valid, t->stale, t->untouched, t->unknown, t->inl, t->empty);
 	fprintf(f, ",\"invalidated\":{\"total\":%" PRIu64 ",\"still_registered\":%" PRIu64 "}", s->invalidated, l->invalid);

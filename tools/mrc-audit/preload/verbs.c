@@ -22,10 +22,17 @@
  * with checkers that look at every SGE and then call the saved function.
  * The context is not yet visible to any other thread at that point.
  *
- * Not wrapped (docs/audit.md): the extended QP API (ibv_wr_*, per-QP
- * function pointers in struct ibv_qp_ex), ibv_post_wq_recv (per-WQ),
- * contexts made by ibv_import_device, and a provider's direct verbs
- * (mlx5dv).  Their uses are not checked.
+ * The extended QP API (ibv_wr_set_sge, ibv_wr_set_sge_list: inline, through
+ * per-QP pointers in struct ibv_qp_ex that the provider sets when the QP
+ * is created, different per QP type in mlx5): the same open wraps the
+ * verbs context's create_qp_ex (where the inline ibv_create_qp_ex goes,
+ * rdma_create_qp included), and a QP created with send ops gets its two
+ * SGE setters replaced; the saved ones are found by the ibv_qp_ex pointer
+ * in a lock-free table.
+ *
+ * Not wrapped (docs/audit.md): ibv_post_wq_recv (per-WQ), contexts made
+ * by ibv_import_device, and a provider's direct verbs (mlx5dv).  Their
+ * uses are not checked.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -35,12 +42,24 @@
 
 #define MRA_CTX_MAX 64
 
+#define MRA_QPX_SLOTS 4096	/* QPs with send ops wrapped, over the run */
+
 struct mra_ctx {
 	struct ibv_context *ctx;
 	int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
 	int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
 	int (*post_srq_recv)(struct ibv_srq *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *, struct ibv_qp_init_attr_ex *);
 };
+
+/* A QP's own SGE setters, saved when they were replaced. */
+struct mra_qpx {
+	struct ibv_qp_ex *qpx;		/* written last (release); never cleared */
+	void (*set_sge)(struct ibv_qp_ex *, uint32_t, uint64_t, uint32_t);
+	void (*set_sge_list)(struct ibv_qp_ex *, size_t, const struct ibv_sge *);
+};
+
+static struct mra_qpx mra_qpxs[MRA_QPX_SLOTS];
 
 static struct mra_ctx mra_ctxs[MRA_CTX_MAX];
 static unsigned mra_nctx;
@@ -110,8 +129,96 @@ static int mra_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct
 	return mra_ctx_of(srq->context)->post_srq_recv(srq, wr, bad);
 }
 
+static uint32_t mra_qpx_hash(const struct ibv_qp_ex *qpx)
+{
+	uint64_t k = (uintptr_t)qpx;
+
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	return (uint32_t)(k >> 40) & (MRA_QPX_SLOTS - 1);
+}
+
+/* The slot of qpx, or the empty one to take (NULL: table full). */
+static struct mra_qpx *mra_qpx_slot(const struct ibv_qp_ex *qpx)
+{
+	uint32_t h = mra_qpx_hash(qpx);
+	struct ibv_qp_ex *k;
+
+	for (uint32_t i = 0; i < MRA_QPX_SLOTS; i++) {
+		struct mra_qpx *e = &mra_qpxs[(h + i) & (MRA_QPX_SLOTS - 1)];
+
+		k = __atomic_load_n(&e->qpx, __ATOMIC_ACQUIRE);
+		if (k == qpx || !k)
+			return e;
+	}
+	return NULL;
+}
+
+static void mra_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct mra_tcount *c = mra_tcount();
+
+	mra_count(&c->posts[3]);
+	mra_check("ibv_wr_set_sge", lkey, addr, length);
+	mra_qpx_slot(qpx)->set_sge(qpx, lkey, addr, length);
+}
+
+static void mra_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *sg)
+{
+	struct mra_tcount *c = mra_tcount();
+
+	mra_count(&c->posts[3]);
+	mra_check_sges("ibv_wr_set_sge_list", sg, (int)n);
+	mra_qpx_slot(qpx)->set_sge_list(qpx, n, sg);
+}
+
+/* Under mra.lock.  A QP address reused after a destroy overwrites its slot:
+ * nothing uses the old QP any more. */
+static void mra_wrap_qpx(struct ibv_qp *qp)
+{
+	static struct ibv_qp_ex *(*to_qpx)(struct ibv_qp *);
+	static bool full;
+	struct ibv_qp_ex *qpx;
+	struct mra_qpx *e;
+
+	if (!to_qpx)
+		to_qpx = (struct ibv_qp_ex *(*)(struct ibv_qp *))dlvsym(RTLD_DEFAULT, "ibv_qp_to_qp_ex",
+									"IBVERBS_1.6");
+	qpx = to_qpx ? to_qpx(qp) : NULL;
+	if (!qpx || !qpx->wr_set_sge || !qpx->wr_set_sge_list)
+		return;
+	e = mra_qpx_slot(qpx);
+	if (!e) {
+		if (!full)
+			fprintf(stderr, "mrc-audit: more than %d QPs with send ops: ibv_wr_set_sge on the next are not checked\n",
+				MRA_QPX_SLOTS);
+		full = true;
+		return;
+	}
+	if (qpx->wr_set_sge != mra_wr_set_sge)
+		e->set_sge = qpx->wr_set_sge;
+	if (qpx->wr_set_sge_list != mra_wr_set_sge_list)
+		e->set_sge_list = qpx->wr_set_sge_list;
+	__atomic_store_n(&e->qpx, qpx, __ATOMIC_RELEASE);
+	qpx->wr_set_sge = mra_wr_set_sge;
+	qpx->wr_set_sge_list = mra_wr_set_sge_list;
+}
+
+static struct ibv_qp *mra_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp *qp = mra_ctx_of(ctx)->create_qp_ex(ctx, attr);
+
+	if (qp && attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		pthread_mutex_lock(&mra.lock);
+		mra_wrap_qpx(qp);
+		pthread_mutex_unlock(&mra.lock);
+	}
+	return qp;
+}
+
 static void mra_wrap(struct ibv_context *ctx)
 {
+	struct verbs_context *vctx = verbs_get_ctx_op(ctx, create_qp_ex);
 	struct mra_ctx *c;
 
 	pthread_mutex_lock(&mra.lock);
@@ -122,7 +229,8 @@ static void mra_wrap(struct ibv_context *ctx)
 		return;
 	}
 	c = &mra_ctxs[mra_nctx];
-	*c = (struct mra_ctx){ ctx, ctx->ops.post_send, ctx->ops.post_recv, ctx->ops.post_srq_recv };
+	*c = (struct mra_ctx){ ctx, ctx->ops.post_send, ctx->ops.post_recv, ctx->ops.post_srq_recv,
+			       vctx ? vctx->create_qp_ex : NULL };
 	__atomic_store_n(&mra_nctx, mra_nctx + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mra.lock);
 	if (c->post_send)
@@ -131,6 +239,8 @@ static void mra_wrap(struct ibv_context *ctx)
 		ctx->ops.post_recv = mra_post_recv;
 	if (c->post_srq_recv)
 		ctx->ops.post_srq_recv = mra_post_srq_recv;
+	if (c->create_qp_ex)
+		vctx->create_qp_ex = mra_create_qp_ex;
 }
 
 MRA_EXPORT struct ibv_context *(ibv_open_device)(struct ibv_device *dev)
