@@ -21,6 +21,12 @@
  * | mprotect-control  | mprotect round trip, then remap| old key         | misdirected | 1          |
  * | dontneed          | MADV_DONTNEED                  | old key         | misdirected | 1          |
  * | dontneed-control  | MADV_DONTNEED                  | re-registered   | lands       | 0          |
+ * | remap-wr          | munmap + mmap at the address   | old key         | misdirected | 1          |
+ * | remap-wr-control  | the same                       | re-registered   | lands       | 0          |
+ *
+ * The -wr scenarios post the READ through the extended QP API
+ * (ibv_wr_start, ibv_wr_rdma_read, ibv_wr_set_sge, ibv_wr_complete) on a
+ * second pair of QPs made by ibv_create_qp_ex.
  *
  * Exit 0 when the data did what the scenario says, 1 when not, 77 without
  * an RDMA device.  The program knows nothing of the audit.
@@ -56,15 +62,18 @@ struct scenario {
 	bool remap_after;	/* then munmap + mmap (mprotect's control) */
 	bool recv;		/* also a RECV into the buffer */
 	bool lands;		/* the oracle: the data reaches the mapping */
+	bool wr;		/* the READ through ibv_wr_* */
 };
 
 static const struct scenario scenarios[] = {
-	{ "remap", REMAP, false, false, true, false },
-	{ "remap-control", REMAP, true, false, true, true },
-	{ "mprotect", MPROTECT, false, false, false, true },
-	{ "mprotect-control", MPROTECT, false, true, false, false },
-	{ "dontneed", DONTNEED, false, false, false, false },
-	{ "dontneed-control", DONTNEED, true, false, false, true },
+	{ "remap", REMAP, false, false, true, false, false },
+	{ "remap-control", REMAP, true, false, true, true, false },
+	{ "mprotect", MPROTECT, false, false, false, true, false },
+	{ "mprotect-control", MPROTECT, false, true, false, false, false },
+	{ "dontneed", DONTNEED, false, false, false, false, false },
+	{ "dontneed-control", DONTNEED, true, false, false, true, false },
+	{ "remap-wr", REMAP, false, false, false, false, true },
+	{ "remap-wr-control", REMAP, true, false, false, true, true },
 };
 
 static const int app_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
@@ -93,20 +102,14 @@ static int change(const struct scenario *s, char *buf)
 	return -1;
 }
 
-/* A SEND of src from qp[0] into a RECV posted on qp[1] over buf. */
-static int send_recv(struct rdma_loop *l, char *buf, uint32_t lkey, char *src, uint32_t src_lkey)
+/* Up to `want` completions, each successful, within 30 s. */
+static int wait_cq(struct rdma_loop *l, int want)
 {
-	struct ibv_sge rs = { (uintptr_t)buf, LEN, lkey }, ss = { (uintptr_t)src, LEN, src_lkey };
-	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
-				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
 	struct timespec tick = { 0, 1000000 };
 	struct ibv_wc wc;
 	int done = 0, n;
 
-	if (ibv_post_recv(l->qp[1], &rwr, &rbad) || ibv_post_send(l->qp[0], &swr, &sbad))
-		return -1;
-	for (int i = 0; done < 2 && i < 30000; i++) {
+	for (int i = 0; done < want && i < 30000; i++) {
 		n = ibv_poll_cq(l->cq, 1, &wc);
 		if (n < 0)
 			return -1;
@@ -121,7 +124,91 @@ static int send_recv(struct rdma_loop *l, char *buf, uint32_t lkey, char *src, u
 		}
 		done++;
 	}
-	return done == 2 ? 0 : -1;
+	return done == want ? 0 : -1;
+}
+
+/* A SEND of src from qp[0] into a RECV posted on qp[1] over buf. */
+static int send_recv(struct rdma_loop *l, char *buf, uint32_t lkey, char *src, uint32_t src_lkey)
+{
+	struct ibv_sge rs = { (uintptr_t)buf, LEN, lkey }, ss = { (uintptr_t)src, LEN, src_lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
+
+	if (ibv_post_recv(l->qp[1], &rwr, &rbad) || ibv_post_send(l->qp[0], &swr, &sbad))
+		return -1;
+	return wait_cq(l, 2);
+}
+
+static int modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	int ret = ibv_modify_qp(qp, a, mask);
+
+	if (ret)
+		fprintf(stderr, "audit-verbs: ibv_modify_qp to state %d: %s\n", a->qp_state, strerror(ret));
+	return ret;
+}
+
+/* INIT, RTR, RTS towards `peer` through the loop's GID (as loop.c does). */
+static int connect_qp(const struct rdma_loop *l, struct ibv_qp *qp, uint32_t peer)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = l->port,
+				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+						    IBV_ACCESS_REMOTE_WRITE };
+
+	if (modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = l->mtu, .dest_qp_num = peer,
+				  .rq_psn = 0x1234, .max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+				  .ah_attr = { .is_global = 1, .port_num = l->port,
+					       .grh = { .dgid = l->gid, .hop_limit = 1,
+							.sgid_index = (uint8_t)l->gid_index } } };
+	if (modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				  .rnr_retry = 7, .sq_psn = 0x1234, .max_rd_atomic = 1 };
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* An RDMA READ of src into buf posted through ibv_wr_* on a pair of QPs
+ * made by ibv_create_qp_ex.  77: the provider has no extended QPs. */
+static int wr_read(struct rdma_loop *l, char *buf, uint32_t lkey, char *src, uint32_t rkey)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = l->cq, .recv_cq = l->cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = l->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_READ,
+	};
+	struct ibv_qp *qp[2] = { ibv_create_qp_ex(l->ctx, &a), ibv_create_qp_ex(l->ctx, &a) };
+	struct ibv_qp_ex *x;
+	int rc = -1;
+
+	if (!qp[0] || !qp[1]) {
+		fprintf(stderr, "audit-verbs: ibv_create_qp_ex: %s\n", strerror(errno));
+		rc = 77;
+		goto out;
+	}
+	if (connect_qp(l, qp[0], qp[1]->qp_num) || connect_qp(l, qp[1], qp[0]->qp_num))
+		goto out;
+	x = ibv_qp_to_qp_ex(qp[0]);
+	ibv_wr_start(x);
+	x->wr_id = 7;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x, rkey, (uintptr_t)src);
+	ibv_wr_set_sge(x, lkey, (uintptr_t)buf, LEN);
+	if (ibv_wr_complete(x)) {
+		fprintf(stderr, "audit-verbs: ibv_wr_complete failed\n");
+		goto out;
+	}
+	rc = wait_cq(l, 1);
+out:
+	for (int i = 0; i < 2; i++)
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+	return rc;
 }
 
 static bool holds(const char *buf)
@@ -157,9 +244,16 @@ static int run(const struct scenario *s, struct rdma_loop *l, char *buf, char *s
 			return 1;
 		}
 	}
-	if (rdma_loop_xfer(l, IBV_WR_RDMA_READ, buf, mr->lkey, (uintptr_t)src, src_mr->rkey, LEN))
+	if (s->wr) {
+		int rc = wr_read(l, buf, mr->lkey, src, src_mr->rkey);
+
+		if (rc)
+			return rc == 77 ? 77 : 1;
+	} else if (rdma_loop_xfer(l, IBV_WR_RDMA_READ, buf, mr->lkey, (uintptr_t)src, src_mr->rkey, LEN)) {
 		return 1;
-	printf("%s: RDMA READ into the buffer: data %s\n", s->name, holds(buf) ? "landed" : "misdirected");
+	}
+	printf("%s: RDMA READ%s into the buffer: data %s\n", s->name, s->wr ? " (ibv_wr_*)" : "",
+	       holds(buf) ? "landed" : "misdirected");
 	ok = holds(buf) == s->lands;
 	if (s->recv) {
 		memset(buf, 0, LEN);
@@ -249,7 +343,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "bench"))
 		bench_n = atoi(argv[2]);
 	if (!s && bench_n <= 0) {
-		fprintf(stderr, "usage: audit-verbs remap|remap-control|mprotect|mprotect-control|dontneed|dontneed-control\n"
+		fprintf(stderr, "usage: audit-verbs remap|remap-control|mprotect|mprotect-control|dontneed|dontneed-control|remap-wr|remap-wr-control\n"
 				"       audit-verbs bench N\n");
 		return 2;
 	}

@@ -4,9 +4,10 @@
 # A scenario passes when the program's own data oracle agrees with what
 # it expects (misdirected or landed) AND the report names the kernel
 # monitor as its witness and counts the expected stale uses: 2 and 1 for
-# the stale cases, 0 for their controls and for mprotect.  Then the
-# overhead figures: audit-verbs bench with and without the audit, and the
-# cost of one SGE check (mrc-audit-check-cost) with mrmon's words.
+# the stale cases, 0 for their controls and for mprotect (the -wr ones
+# post through ibv_wr_*).  Then the overhead figures: audit-verbs bench
+# with and without the audit, and the cost of one SGE check
+# (mrc-audit-check-cost) with mrmon's words.
 #   45-audit.sh [BENCH_N]
 set -u
 bench_n=${1:-200}
@@ -59,6 +60,8 @@ scenario mprotect 0
 scenario mprotect-control 1
 scenario dontneed 1
 scenario dontneed-control 0
+scenario remap-wr 1
+scenario remap-wr-control 0
 
 # --fatal: the first stale use raises SIGTRAP (exit by signal 5).
 timeout -k 5 300 "$tool" --fatal -- "$prog" remap >"$logs/fatal.log" 2>&1 </dev/null
