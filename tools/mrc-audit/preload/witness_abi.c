@@ -17,6 +17,11 @@
  *   - the kernel removes a watch itself when it clears the word, so UNWATCH
  *     of it gives -ESTALE: mra_abi_unwatch_gone() accepts that (ABI 2 gives
  *     it only for a watch that is gone, which the library never unwatches).
+ *
+ * Assumed unchanged, and used by witness.c as the uapi header defines
+ * them: HANDSHAKE's limits and header_size, SETUP, the batch structs, the
+ * map (struct mrmon_header's `pending`, the words at header_size) and
+ * struct mrmon_event with its causes.
  */
 #include <errno.h>
 #include <string.h>
