@@ -75,6 +75,51 @@ else
 fi
 grep -aE 'stale use|exit' "$logs/fatal.log" | head -4 | sed 's/^/    | /'
 
+# A real client: libfabric (verbs;ofi_rxm over rxe, tests/guest/fabric's
+# fabric-churn, which knows nothing of the audit).  With memhooks and the
+# raw munmap its MR cache hands out stale registrations (70-fabric.sh's
+# negative control): every stale transfer the program sees must be a stale
+# use in the report, one 64 KiB fi_write each.  With libmrcache-fabric
+# (mrmon) or the cache off: none of either.  (The program's own exit status
+# is not asked for: it also wants a new key after every remap, which the
+# cache off does not give.)
+fabric_churn=$GUEST_BUILD/fabric/fabric-churn
+fabric_preload=$GUEST_BUILD/libmrcache-fabric-preload.so
+fabric() {	# name expect(stale|none) env... -- churn args
+	local name=$1 expect=$2 log=$logs/$1.log json=$logs/$1.json rc seen stale
+	shift 2
+	rm -f "$json"
+	timeout -k 5 300 env "$@" "$tool" --json --output "$json" -- "$fabric_churn" churn "$fabric_iters" \
+		$fabric_args >"$log" 2>&1 </dev/null
+	rc=$?
+	seen=$(sed -n 's/^churn .*: stale \([0-9]*\),.*/\1/p' "$log")
+	stale=$(json_num "$json" stale_uses)
+	echo "(exit $rc, the program's stale transfers ${seen:-?}, the audit's stale uses ${stale:-?})" >>"$log"
+	if { [ "$expect" = stale ] && [ "${seen:-0}" -gt 0 ] && [ "$seen" = "$stale" ]; } ||
+	   { [ "$expect" = none ] && [ "${seen:-x}" = 0 ] && [ "${stale:-x}" = 0 ]; }; then
+		result PASS "audit-$name"
+	else
+		result FAIL "audit-$name"
+		status=1
+	fi
+	grep -aE '^churn|^\(exit' "$log" | sed 's/^/    | /'
+}
+if [ -x "$fabric_churn" ] && [ -e "$fabric_preload" ]; then
+	if ! rdma link show rxefab >/dev/null 2>&1; then	# as 70-fabric.sh
+		/bin/ip link add fabric0 type dummy && /bin/ip addr add 10.77.0.1/24 dev fabric0 &&
+			/bin/ip link set fabric0 up && rdma link add rxefab type rxe netdev fabric0
+	fi >"$logs/fabric-setup.log" 2>&1
+	export FI_PROVIDER="verbs;ofi_rxm" FI_UNIVERSE_SIZE=16
+	fabric_iters=30 fabric_args="--raw --expect-stale"
+	fabric fabric-memhooks-raw stale FI_MR_CACHE_MONITOR=memhooks
+	fabric_args=--raw
+	fabric fabric-mrmon-raw none LD_PRELOAD="$fabric_preload"
+	fabric fabric-nocache-raw none FI_MR_CACHE_MONITOR=disabled
+	unset FI_PROVIDER FI_UNIVERSE_SIZE
+else
+	result SKIP audit-fabric
+fi
+
 # The text report of one stale case, for the log reader.
 "$tool" -- "$prog" remap >"$logs/remap-text.log" 2>&1 </dev/null
 sed 's/^/    | /' "$logs/remap-text.log" | head -60
