@@ -22,6 +22,11 @@ struct loaded {
 	const struct mrc_dl_lib *lib;
 	int rc;
 	char why[256];
+	/* The namespace's own libc sets up its locale tables (isalpha(),
+	 * isspace()...) in its thread-local storage only for the thread that
+	 * loaded it: any other thread that calls into the library must run
+	 * this first, or the library's first ctype call crashes there. */
+	void (*ctype_init)(void);
 };
 
 /* lock guards loaded[]; held while a library loads, so that two caches
@@ -29,14 +34,17 @@ struct loaded {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct loaded loaded[MAX_LIBS];
 
-static void *open_lib(const struct mrc_dl_lib *lib)
+static void *open_lib(struct loaded *l)
 {
+	const struct mrc_dl_lib *lib = l->lib;
 	void *h;
 
 	if (lib->isolate) {
 		h = dlmopen(LM_ID_NEWLM, lib->soname, RTLD_NOW | RTLD_LOCAL);
-		if (h)
+		if (h) {
+			*(void **)&l->ctype_init = dlsym(h, "__ctype_init");
 			return h;
+		}
 		/* A static program has no namespaces, but its dlopen loads a
 		 * libc of its own anyway; a dynamic one out of namespaces
 		 * shares the application's. */
@@ -49,7 +57,7 @@ static void *open_lib(const struct mrc_dl_lib *lib)
 static int load(struct loaded *l)
 {
 	const struct mrc_dl_lib *lib = l->lib;
-	void *h = open_lib(lib);
+	void *h = open_lib(l);
 
 	if (!h) {
 		snprintf(l->why, sizeof(l->why), "cannot load %s (install %s): %s",
@@ -83,6 +91,8 @@ int mrc_dl_load(const struct mrc_dl_lib *lib)
 			l = &loaded[i];
 	}
 	rc = l ? l->rc : -EOPNOTSUPP;
+	if (!rc && l->ctype_init)
+		l->ctype_init();
 	if (rc)
 		mrc_log(0, "%s: %s", lib->what, l ? l->why : "too many optional libraries");
 	pthread_mutex_unlock(&lock);

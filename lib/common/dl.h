@@ -39,7 +39,9 @@ struct mrc_dl_lib {
 
 /* Load lib once per process and fill its table: 0, or -EOPNOTSUPP after
  * saying why (not installed, a symbol missing).  Thread-safe; a failure
- * is remembered and reported again on every call. */
+ * is remembered and reported again on every call.  Call it in every
+ * thread before it calls into an isolated library: it readies the
+ * namespace's libc for the calling thread. */
 int mrc_dl_load(const struct mrc_dl_lib *lib);
 
 /* The ELF dlopen note: feature, description, priority ("required",
