@@ -439,12 +439,13 @@ static long vma_page_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
-/* The page size of the mapping at addr; when the lookup cannot take
- * mmap_lock (or nothing is mapped there), the largest huge page: more
- * invalidation, never less. */
+/* The page size of the mapping at addr, or 0 when it is not known: the
+ * lookup only trylocks mmap_lock, and fails whenever another thread of the
+ * process maps or unmaps at the same time.  Every caller must then
+ * invalidate the widest range the system call's arguments allow. */
 static __always_inline __u64 vma_page(__u64 addr)
 {
-	__u64 page = HUGE_MAX;
+	__u64 page = 0;
 
 	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_page_cb, &page, 0);
 	return page;
@@ -507,24 +508,34 @@ static __always_inline void do_fallocate(struct task_struct *task, struct pt_reg
 	file_changed(task, regs->di, off, end < off ? ~0ull : PAGE_UP(end));
 }
 
+/*
+ * The kernel rounds mremap's lengths to the mapping's page size, which
+ * vma_page() may not know.  Rounded up to the largest huge page, an old
+ * length covers at least what went; rounded up to 4 KiB only, a new length
+ * keeps at most what stayed.  A shrink's tail is then [old + the smallest
+ * new length, old + the largest old length): never narrower than the real
+ * one, whatever the page size (rounding both to 1 GiB made a shrink of a
+ * 4 MiB mapping invalidate nothing).
+ */
 static __always_inline void do_mremap(struct pt_regs *regs, long ret)
 {
 	int failed = ret < 0 && ret > -4096;
-	__u64 old = regs->di, flags = regs->r10, olen, nlen, page;
+	__u64 old = regs->di, flags = regs->r10, page, olen, nmin, nmax;
 
 	/* The moved (or resized) mapping has the old one's page size. */
 	page = vma_page(failed ? old : (__u64)ret);
-	olen = ROUND_UP(regs->si, page);
-	nlen = ROUND_UP(regs->dx, page);
+	olen = ROUND_UP(regs->si, page ? page : HUGE_MAX);
+	nmax = ROUND_UP(regs->dx, page ? page : HUGE_MAX);
+	nmin = ROUND_UP(regs->dx, page ? page : PAGE_SIZE_);
 
 	if (flags & MREMAP_FIXED_)
-		inval_len(regs->r8, nlen, CAUSE_UNMAP);
+		inval_len(regs->r8, nmax, CAUSE_UNMAP);
 	if (failed) {
 		/* Failed: nothing moved, but stay on the safe side. */
 		inval_len(old, olen, CAUSE_REMAP);
 	} else if ((__u64)ret == old && !(flags & MREMAP_DONTUNMAP_)) {
-		if (nlen < olen)	/* shrunk in place: the tail went */
-			inval_len(old + nlen, olen - nlen, CAUSE_REMAP);
+		if (nmin < olen)	/* shrunk in place: the tail went */
+			inval_len(old + nmin, olen - nmin, CAUSE_REMAP);
 	} else {
 		inval_len(old, olen, CAUSE_REMAP);
 	}
@@ -540,6 +551,12 @@ static __always_inline void do_brk(long ret)
 	ctl.brk_hwm = now > nb ? now : nb;
 }
 
+/*
+ * The segment's size comes from its VMA; when the lookup cannot take
+ * mmap_lock, SHM_REMAP may have replaced anything above addr: invalidate
+ * all of it, and forget any size recorded for addr before, so that shmdt
+ * takes all above too instead of a stale, smaller size.
+ */
 static __always_inline void do_shmat(struct pt_regs *regs, long ret)
 {
 	__u64 addr = ret, end = 0, size;
@@ -547,8 +564,12 @@ static __always_inline void do_shmat(struct pt_regs *regs, long ret)
 	if (ret < 0 && ret > -4096)
 		return;
 	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_end_cb, &end, 0);
-	if (end <= addr)
+	if (end <= addr) {
+		if (regs->dx & SHM_REMAP_)
+			invalidate(MRC_BPF_SPACE_VA, addr, ~0ull, CAUSE_UNMAP);
+		bpf_map_delete_elem(&shm_sizes, &addr);
 		return;
+	}
 	size = end - addr;
 	if (regs->dx & SHM_REMAP_)
 		invalidate(MRC_BPF_SPACE_VA, addr, end, CAUSE_UNMAP);
