@@ -54,9 +54,11 @@ const struct mrc_monitor_ops mrc_monitor_bpf_ops = {
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
-#define WATCH_BUSY_RETRIES 1000
+#define WATCH_BUSY_YIELDS 64
+#define WATCH_BUSY_SLEEP_MAX_NS 1000000
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -101,19 +103,36 @@ static int alloc_slot(struct mrc_bpf_set *s, uint32_t *id)
 	return 0;
 }
 
-/* Set the word and learn the file range; the vma lookup only try-locks
- * mmap_lock, so retry while an mmap/munmap holds it. */
+/*
+ * Set the word and learn the file range.  The vma lookup only try-locks
+ * mmap_lock, which every mmap, munmap, mremap and fork of another thread
+ * holds for a moment (a fork for as long as it copies the address space):
+ * retry, yielding first, then sleeping longer each time (up to 1 ms), for
+ * as long as it takes.  A get of a stable, mapped range must not fail
+ * because other threads map memory (it returned EAGAIN after 1,000 tries).
+ */
 static int arm_slot(struct mrc_bpf_set *s, struct mrc_bpf_watch_args *a)
 {
-	int i, err;
+	struct timespec pause = { 0, 1000 };
+	unsigned i;
+	int err;
 
-	for (i = 0; i < WATCH_BUSY_RETRIES; i++) {
+	for (i = 0;; i++) {
 		err = mrc_bpf_run_watch(s, a);
 		if (err || a->err != -EBUSY)
-			return err;
-		sched_yield();
+			break;
+		if (i < WATCH_BUSY_YIELDS) {
+			sched_yield();
+			continue;
+		}
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < WATCH_BUSY_SLEEP_MAX_NS)
+			pause.tv_nsec *= 2;
 	}
-	return -EAGAIN;
+	if (i >= WATCH_BUSY_YIELDS)
+		mrc_log(MRCACHE_LOG_DEBUG, "monitor bpf: watching [%#lx, %#lx) waited for "
+			"mmap_lock (%u tries)", (unsigned long)a->start, (unsigned long)a->end, i + 1);
+	return err;
 }
 
 int mrc_bpf_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
