@@ -232,6 +232,10 @@ static inline void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 		return;
 	if (region_cold(r)->flags & REGION_UNCACHED)
 		c->outstanding_uncached--;
+	if (region_cold(r)->flags & REGION_DEAD_HELD) {
+		region_cold(r)->flags &= ~REGION_DEAD_HELD;
+		c->outstanding_dead--;
+	}
 	c->reclaim[c->reclaim_count++] = r;
 	if (c->reclaim_count == MRC_RECLAIM_BATCH)
 		reclaim_flush(c);
@@ -301,6 +305,8 @@ void region_kill(struct mrcache *c, struct mrcache_region *r,
 	case KILL_FLUSHED:
 		break;
 	}
+	region_cold(r)->flags |= REGION_DEAD_HELD;
+	c->outstanding_dead++;
 	old = __atomic_fetch_or(&r->refstate, REF_DEAD, __ATOMIC_ACQ_REL);
 	if ((old & REF_COUNT_MASK) == 0)
 		region_reclaim(c, r);
@@ -925,7 +931,7 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 
 static int regions_in_use(const struct mrcache *c)
 {
-	if (c->outstanding_uncached)
+	if (c->outstanding_uncached || c->outstanding_dead)
 		return 1;
 	for (uint32_t i = 0; i < c->lru.count; i++) {
 		const struct mrcache_region *r = mrc_lru_at(&c->lru, i);

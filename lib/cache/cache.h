@@ -62,6 +62,9 @@ struct mrcache {
 	struct mrcache_region *free_regions;	/* linked through cold reg.handle */
 	uint64_t nregions, nbytes;
 	uint64_t outstanding_uncached;
+	/* Killed (invalidated, evicted...) while the application held them:
+	 * out of the LRU, deregistered at their last put.  destroy waits. */
+	uint64_t outstanding_dead;
 	struct mrcache_stats st;
 	/* Reclaimed regions (deregistered, RECLAIMED) whose unwatch and
 	 * free wait for the end of the lock section; under the lock. */

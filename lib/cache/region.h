@@ -28,6 +28,7 @@
 /* region_cold()->flags, under the cache lock */
 #define REGION_INDEXED	(1u << 0)	/* in the index and the LRU */
 #define REGION_UNCACHED	(1u << 1)	/* handed out once, dereg at put */
+#define REGION_DEAD_HELD (1u << 2)	/* killed while held: dereg at last put */
 
 #define REGION_ACCESS_BITS	0xfu	/* MRCACHE_ACCESS_ALL, kept in end's low bits */
 #define REGION_END_MASK		(~(uintptr_t)0xfff)	/* end, of end_access */
