@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "common/log.h"
+#include "monitor/hooks.h"
 #include "monitor/monitor.h"
 
 static const struct mrc_monitor_ops *const monitors[MRCACHE_MONITOR_COUNT_] = {
@@ -20,6 +21,25 @@ static const enum mrcache_monitor_kind auto_order[] = {
 	MRCACHE_MONITOR_KERNEL, MRCACHE_MONITOR_BPF,
 	MRCACHE_MONITOR_UFFD, MRCACHE_MONITOR_HOOKS,
 };
+
+/*
+ * uffd alone cannot keep "a get of memory I just mapped never returns
+ * older pages" when another thread unmaps: the kernel queues the unmap
+ * event only after munmap/mremap released mmap_lock, so a second thread
+ * can map fresh memory at the freed address and get it before the event
+ * exists; no drain of the userfaultfd can see it (issue 25, items 2 and
+ * 11).  With libmrcache-hooks interposing munmap, mremap and free, the
+ * unmapping thread reports synchronously and uffd only adds what the hooks
+ * miss.  So `auto` takes uffd only then; MRCACHE_MONITOR=uffd still can.
+ */
+static int auto_may_take(enum mrcache_monitor_kind kind)
+{
+	if (kind != MRCACHE_MONITOR_UFFD || hooks_interposed() == 0)
+		return 0;
+	mrc_log(1, "auto: not monitor uffd: without libmrcache-hooks linked it reports "
+		"another thread's munmap/mremap late (a get can return the old pages)");
+	return -EOPNOTSUPP;
+}
 
 static int start_one(struct mrcache *cache, enum mrcache_monitor_kind kind,
 		     struct mrc_monitor **out)
@@ -39,7 +59,7 @@ static int start_one(struct mrcache *cache, enum mrcache_monitor_kind kind,
  * starts at all. */
 static int start_auto(struct mrcache *cache, struct mrc_monitor **out)
 {
-	char why[256];
+	char why[384];
 	size_t len = 0;
 	int rc = -ENOTSUP;
 
@@ -47,6 +67,13 @@ static int start_auto(struct mrcache *cache, struct mrc_monitor **out)
 	for (unsigned i = 0; i < sizeof(auto_order) / sizeof(auto_order[0]); i++) {
 		const char *name = mrcache_monitor_name(auto_order[i]);
 
+		const char *reason;
+
+		rc = auto_may_take(auto_order[i]);
+		if (rc) {
+			reason = "not without libmrcache-hooks linked";
+			goto next;
+		}
 		mrc_log_quiet(1);
 		rc = start_one(cache, auto_order[i], out);
 		mrc_log_quiet(0);
@@ -55,9 +82,11 @@ static int start_auto(struct mrcache *cache, struct mrc_monitor **out)
 			return 0;
 		}
 		mrc_log(1, "auto: monitor %s unavailable (%s)", name, strerror(-rc));
+		reason = strerror(-rc);
+next:
 		if (len < sizeof(why))
 			len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s: %s",
-						len ? ", " : "", name, strerror(-rc));
+						len ? ", " : "", name, reason);
 	}
 	mrc_log(0, "no monitor could start (%s; MRCACHE_LOG_LEVEL=1 says why); use "
 		"monitor \"none\" explicitly to run without one (registrations can then "
