@@ -22,4 +22,5 @@ $(HOOKS_LINK_PROGS): $(BUILD)/tests/hooks-link-%: tests/hooks-link-prog.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) \
 	  -Wl,-rpath,$(abspath $(BUILD)) $(HOOKS_LINK_FLAGS_$*) $(LDFLAGS) -ldl
-$(BUILD)/tests/test-hooks-as-needed $(BUILD)/tests/test-monitor-auto-uffd: $(HOOKS_LINK_PROGS)
+$(BUILD)/tests/test-hooks-as-needed $(BUILD)/tests/test-monitor-auto-uffd \
+	$(BUILD)/tests/test-uffd-fork-child: $(HOOKS_LINK_PROGS)

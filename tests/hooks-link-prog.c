@@ -8,11 +8,16 @@
  * first loads libmrcache-hooks with dlopen(), too late to interpose.  It
  * says whether the library is in the process before it starts the cache.
  * With the arguments "monitor NAME" it starts that monitor instead and
- * prints which one it got ("started MONITOR").
+ * prints which one it got ("started MONITOR").  With "fork-uffd" it runs
+ * test-uffd-fork-child's case with plain uffd (no hooks in the process).
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "mrcache.h"
 
 static int reg(void *arg, void *addr, size_t len, unsigned access, void **handle,
@@ -28,6 +33,73 @@ static int dereg(void *arg, void *handle)
 	return 0;
 }
 
+#define LEN (64ul << 10)
+
+static struct mrcache *uffd_cache(const struct mrcache_backend_ops *ops)
+{
+	struct mrcache_config cfg;
+	struct mrcache *c;
+
+	mrcache_config_init(&cfg);
+	cfg.ops = ops;
+	cfg.flags = MRCACHE_FLAG_NO_ENV;
+	cfg.monitor = MRCACHE_MONITOR_UFFD;
+	return mrcache_create(&cfg, &c) ? NULL : c;
+}
+
+static int get_put(struct mrcache *c, void *p)
+{
+	struct mrcache_region *r;
+
+	memset(p, 1, LEN);
+	if (mrcache_get(c, p, LEN, 0, &r))
+		return -1;
+	return mrcache_put(c, r);
+}
+
+/* The child destroys its copy of the parent's cache, reuses its memory,
+ * creates its own cache and unmaps cached memory: its uffd thread must not
+ * report into the freed copy. */
+static int fork_child(const struct mrcache_backend_ops *ops)
+{
+	struct mrcache *c = uffd_cache(ops), *own;
+	void *p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int status = 0;
+	pid_t pid;
+
+	if (!c || p == MAP_FAILED || get_put(c, p)) {
+		printf("uffd cannot start\n");
+		return 77;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (mrcache_destroy(c))
+			_exit(3);
+		for (size_t n = 16; n <= 65536; n += 16)
+			memset(malloc(n), 0xa5, n);
+		own = uffd_cache(ops);
+		if (!own)
+			_exit(4);
+		for (int i = 0; i < 16; i++) {
+			void *q = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (q == MAP_FAILED || get_put(own, q) || munmap(q, LEN))
+				_exit(5);
+			usleep(2000);
+			mrcache_progress(own);
+		}
+		_exit(mrcache_destroy(own) ? 6 : 0);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status))
+		printf("child exit %d\n", WEXITSTATUS(status));
+	else
+		printf("child signal %d\n", WTERMSIG(status));
+	return mrcache_destroy(c) || !WIFEXITED(status) || WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct mrcache_backend_ops ops = { reg, dereg };
@@ -40,6 +112,8 @@ int main(int argc, char **argv)
 		printf("dlopen: %s\n", dlerror());
 		return 2;
 	}
+	if (argc > 1 && !strcmp(argv[1], "fork-uffd"))
+		return fork_child(&ops);
 	printf("libmrcache-hooks %s\n", dlopen("libmrcache-hooks.so.0", RTLD_NOW | RTLD_NOLOAD) ?
 	       "loaded" : "not loaded");
 	mrcache_config_init(&cfg);

@@ -134,9 +134,14 @@ struct uffd_monitor {
 };
 
 /* The child has no handler thread and, without UFFD_FEATURE_EVENT_FORK,
- * its VMAs carry no userfaultfd: start afresh if it creates a cache. */
+ * its VMAs carry no userfaultfd: start afresh if it creates a cache.  Its
+ * copies of the parent's caches refuse every call and mrcache_destroy()
+ * frees them without stopping their monitor: drop them from the table the
+ * handler reports to, or the child's own handler thread reports into
+ * freed memory (libmrcache-hooks does the same, but may not be linked). */
 static void forget_in_child(void)
 {
+	memset(&hooks_uffd_caches, 0, sizeof(hooks_uffd_caches));
 	if (state.fd >= 0)
 		close(state.fd);
 	if (state.stop_fd >= 0)
