@@ -26,6 +26,9 @@ WERROR      ?=
 # macros must say the same (tests/test-version.c asks `make print-version`).
 VERSION     := 0.2.0
 SOVERSION   := 0
+# What an installed library's file name carries after .so.$(SOVERSION):
+# libmrcache.so.0.2.0 for VERSION 0.2.0.
+SO_MINOR    := $(patsubst $(SOVERSION).%,%,$(VERSION))
 
 ifeq ($(SAN),)
 BUILD       ?= build
@@ -206,8 +209,11 @@ CMAKE_SED = sed -e 's|@PREFIX@|$(if $(call prefix_rel,$(cmakedir)),$${CMAKE_CURR
 # Everything `make install` copies, built (debian/rules builds this).
 installable: lib tools $(INSTALL_SOLIBS) $(INSTALL_DSOS) $(INSTALL_ARCHIVES) $(INSTALL_BINS)
 
+# NAME.so.$(VERSION) is the file, NAME.so.$(SOVERSION) (the soname) and
+# NAME.so (the link editor's) the links, as liburing and rdma-core install.
 define install_solib
-	install -m 755 $1 $(DESTDIR)$(libdir)/
+	install -m 755 $1 $(DESTDIR)$(libdir)/$(notdir $1).$(SO_MINOR)
+	ln -sf $(notdir $1).$(SO_MINOR) $(DESTDIR)$(libdir)/$(notdir $1)
 	ln -sf $(notdir $1) $(DESTDIR)$(libdir)/$(notdir $(1:.$(SOVERSION)=))
 
 endef
@@ -238,6 +244,7 @@ install: installable
 # Also the uapi header's old place, $(includedir)/linux/mrmon.h (0.1.0).
 uninstall:
 	rm -f $(foreach f,$(INSTALL_SOLIBS),$(DESTDIR)$(libdir)/$(notdir $f) \
+	    $(DESTDIR)$(libdir)/$(notdir $f).$(SO_MINOR) \
 	    $(DESTDIR)$(libdir)/$(notdir $(f:.$(SOVERSION)=))) \
 	  $(addprefix $(DESTDIR)$(libdir)/,$(notdir $(INSTALL_DSOS) $(INSTALL_ARCHIVES))) \
 	  $(DESTDIR)$(includedir)/mrcache.h $(DESTDIR)$(includedir)/linux/mrmon.h \

@@ -315,8 +315,8 @@ int mrcache_set_log(mrcache_log_fn fn, void *arg, int level);
 /* "auto", "none", "kernel", "bpf", "uffd", "hooks"; "invalid" for a value
  * outside the enum.  Never fails. */
 const char *mrcache_monitor_name(enum mrcache_monitor_kind kind);
-/* Parse "auto", "none", "kernel", "bpf", "uffd", "hooks"; -EINVAL for
- * anything else or a NULL argument. */
+/* Parse "auto", "none", "kernel", "bpf", "uffd", "hooks", in any case;
+ * -EINVAL for anything else or a NULL argument. */
 int mrcache_monitor_parse(const char *name, enum mrcache_monitor_kind *out);
 /* "manual", "unmap", ...; "invalid" outside the enum.  Never fails. */
 const char *mrcache_cause_name(enum mrcache_cause cause);

@@ -56,8 +56,11 @@ done
 # Each expected path, and the package it must come from.
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 expected="libmrcache0 usr/lib/$ma/libmrcache.so.0
+libmrcache0 usr/lib/$ma/libmrcache.so.$version
 libmrcache-hooks0 usr/lib/$ma/libmrcache-hooks.so.0
+libmrcache-hooks0 usr/lib/$ma/libmrcache-hooks.so.$version
 libmrcache-fabric0 usr/lib/$ma/libmrcache-fabric.so.0
+libmrcache-fabric0 usr/lib/$ma/libmrcache-fabric.so.$version
 libmrcache-fabric0 usr/lib/$ma/libmrcache-fabric-preload.so
 libmrcache-dev usr/include/mrcache.h
 libmrcache-dev usr/include/mrcache/mrmon.h

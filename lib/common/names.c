@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* names.c - the names users type and read for monitors and causes. */
+/* names.c - the names users type and read for monitors and causes.
+ * Parsing ignores case: MRCACHE_MONITOR=UFFD means uffd. */
 #include <errno.h>
-#include <string.h>
+#include <strings.h>
 #include "mrcache.h"
 
 static const char *const monitor_names[MRCACHE_MONITOR_COUNT_] = {
@@ -35,7 +36,7 @@ int mrcache_monitor_parse(const char *name, enum mrcache_monitor_kind *out)
 	if (!name || !out)
 		return -EINVAL;
 	for (unsigned i = 0; i < MRCACHE_MONITOR_COUNT_; i++) {
-		if (strcmp(name, monitor_names[i]) == 0) {
+		if (strcasecmp(name, monitor_names[i]) == 0) {
 			*out = (enum mrcache_monitor_kind)i;
 			return 0;
 		}

@@ -9,16 +9,24 @@ root=$scratch/root
 vars=(prefix=/usr libdir=/usr/lib/$ma)
 install_tree "$root" "${vars[@]}"
 L=usr/lib/$ma
+bad=0
 
 expected=(usr/include/mrcache.h usr/include/mrcache/mrmon.h
 	$L/pkgconfig/mrcache.pc $L/pkgconfig/mrcache-hooks.pc
 	$L/cmake/mrcache/mrcache-config.cmake $L/cmake/mrcache/mrcache-config-version.cmake)
-# Every library the build made, with its development link.
+# Every library the build made: a shared one as NAME.so.$version (a file)
+# with its soname link NAME.so.0 and development link NAME.so.
 for f in "$build"/lib*.so.* "$build"/lib*.a "$build"/lib*-preload.so "$build"/libmrc-audit.so; do
 	[ -e "$f" ] || continue
 	n=$(basename "$f")
 	expected+=("$L/$n")
-	case $n in *.so.*) expected+=("$L/${n%.so.*}.so") ;; esac
+	case $n in *.so.*)
+		expected+=("$L/${n%.so.*}.so" "$L/${n%.so.*}.so.$version")
+		[ -L "$root/$L/$n" ] && [ "$(readlink "$root/$L/$n")" = "${n%.so.*}.so.$version" ] &&
+			[ -f "$root/$L/${n%.so.*}.so.$version" ] && [ ! -L "$root/$L/${n%.so.*}.so.$version" ] ||
+			{ echo "$L/$n: not a link to the file ${n%.so.*}.so.$version"; bad=1; }
+		;;
+	esac
 done
 [ -e "$build/libmrcache-fabric.so.0" ] &&
 	expected+=(usr/include/mrcache/mrmon_fi.h $L/pkgconfig/mrcache-fabric.pc)
@@ -32,7 +40,6 @@ for l in "$src"/LICENSE*; do
 	expected+=("usr/share/doc/mrcache/$(basename "$l")")
 done
 
-bad=0
 for f in "${expected[@]}"; do
 	[ -e "$root/$f" ] || { echo "not installed: $f"; bad=1; }
 done
