@@ -95,7 +95,31 @@ enum mrcache_cause {
 #define MRCACHE_FLAG_NO_MERGE	(1u << 0) /* never widen a registration to
 					     cover an overlapping request */
 #define MRCACHE_FLAG_NO_ENV	(1u << 1) /* ignore MRCACHE_* variables */
-#define MRCACHE_FLAG_ALL	0x3u
+#define MRCACHE_FLAG_URING_SLOTS (1u << 2) /* uring: the caller registered
+					     the ring's sparse table; the
+					     cache uses the slots
+					     [uring_first_slot,
+					     uring_first_slot + uring_slots) */
+#define MRCACHE_FLAG_DISABLE	(1u << 3) /* pass-through: every get
+					     registers, every last put
+					     deregisters (MRCACHE_DISABLE) */
+#define MRCACHE_FLAG_ALL	0xfu
+
+/*
+ * Backend flags: registration options beyond the four access bits, given
+ * to mrcache_get_ex() (struct mrcache_get_attr), passed to the backend's
+ * registration as they are, and part of the cache key: two gets that
+ * differ in them never share a registration, except in the flags the
+ * backend calls hints (callbacks: cfg.backend_flags_shared).  A flag the
+ * backend does not take is -EINVAL.  Which flags a backend takes:
+ *  - verbs: the optional range of enum ibv_access_flags
+ *    (MRCACHE_VERBS_FLAGS: IBV_ACCESS_RELAXED_ORDERING and the later
+ *    optional bits, which a device without the feature ignores); none is
+ *    a hint;
+ *  - uring: none;
+ *  - callbacks: cfg.backend_flags, handed to cfg.reg_ex.
+ */
+#define MRCACHE_VERBS_FLAGS	0x3ff00000ull	/* IBV_ACCESS_OPTIONAL_RANGE */
 
 /*
  * Callback backend: how a communication library plugs in its own
@@ -125,6 +149,24 @@ typedef void (*mrcache_invalidate_fn)(void *arg, uintptr_t start,
 /* Called when an unused region is evicted to respect the limits, in the
  * thread whose get needed the room. */
 typedef void (*mrcache_evict_fn)(void *arg, uintptr_t start, uintptr_t end);
+/* The same two events naming the region (cfg.on_region_invalidate,
+ * cfg.on_region_evict): during the call the region is still registered
+ * and mrcache_region_key(), _handle(), _rkey(), _user(), _addr() and
+ * _length() read it, so a provider can revoke the key or tell its peer
+ * without a map of its own.  Called after on_invalidate or on_evict when
+ * both are set; same thread and lock rules.  Regions that a wider one
+ * replaced (merged; MRCACHE_FLAG_NO_MERGE prevents it), flushed or
+ * destroyed are not reported. */
+typedef void (*mrcache_region_invalidate_fn)(void *arg, const struct mrcache_region *region,
+					     enum mrcache_cause cause);
+typedef void (*mrcache_region_evict_fn)(void *arg, const struct mrcache_region *region);
+/* The callbacks backend's reg with backend flags (cfg.backend_flags) and
+ * the region's user pointer: *user starts as the get's attr.user (NULL
+ * for mrcache_get()) and what reg_ex leaves there becomes the region's.
+ * Used instead of ops->reg when set; ops->dereg still deregisters. */
+typedef int (*mrcache_reg_ex_fn)(void *arg, void *addr, size_t len, unsigned access,
+				 uint64_t backend_flags, void **handle, uint64_t *key,
+				 void **user);
 
 /* Fields are only ever appended; 0 is every new field's default. */
 struct mrcache_config {
@@ -138,7 +180,10 @@ struct mrcache_config {
 	const struct mrcache_backend_ops *ops;
 	void *ops_arg;
 	/* MRCACHE_BACKEND_URING: a ring with no buffers registered yet; the
-	 * cache registers a sparse table of uring_slots entries on it. */
+	 * cache registers a sparse table of uring_slots entries on it.  With
+	 * MRCACHE_FLAG_URING_SLOTS, the caller registered the table
+	 * (io_uring_register_buffers_sparse()) and the cache fills only the
+	 * slots [uring_first_slot, uring_first_slot + uring_slots). */
 	struct io_uring *ring;
 	unsigned uring_slots;		/* 0: 1024 */
 	/* MRCACHE_BACKEND_VERBS */
@@ -147,7 +192,23 @@ struct mrcache_config {
 	mrcache_invalidate_fn on_invalidate;
 	mrcache_evict_fn on_evict;
 	void *cb_arg;
+
+	/* Appended in 0.2.0 (0.1.0's struct ends at cb_arg). */
+	mrcache_region_invalidate_fn on_region_invalidate;	/* cb_arg */
+	mrcache_region_evict_fn on_region_evict;		/* cb_arg */
+	/* MRCACHE_BACKEND_CALLBACKS: reg with backend flags (ops_arg). */
+	mrcache_reg_ex_fn reg_ex;
+	uint64_t backend_flags;		/* the flags reg_ex takes; needs reg_ex */
+	uint64_t backend_flags_shared;	/* of those, hints: gets differing
+					   only in them share a registration */
+	unsigned uring_first_slot;	/* MRCACHE_FLAG_URING_SLOTS */
+	/* Letters and digits, at most MRCACHE_NAME_MAX; NULL: no name.  It
+	 * prefixes the cache's log lines and statistics, and its variables
+	 * MRCACHE_<NAME>_<VAR> override MRCACHE_<VAR> (mrcache(7)).  Copied
+	 * at create; config_get returns the library's copy. */
+	const char *name;
 };
+#define MRCACHE_NAME_MAX	32
 
 /* The sized entry points: size is sizeof(*cfg) as the caller compiled it.
  * Use the inline functions below.
@@ -223,6 +284,30 @@ int mrcache_destroy(struct mrcache *cache);
  */
 int mrcache_get(struct mrcache *cache, const void *addr, size_t len,
 		unsigned access, struct mrcache_region **out);
+/* What mrcache_get_ex() asks beyond mrcache_get(); fields only appended,
+ * 0 their default. */
+struct mrcache_get_attr {
+	uint64_t backend_flags;	/* part of the cache key (see above) */
+	void *user;		/* the region's user pointer, when this get
+				   registers it (a miss); a hit returns the
+				   region with the pointer it has */
+};
+
+/* mrcache_get() with attributes; attr NULL is mrcache_get().  Errors: as
+ * for mrcache_get(); also -EINVAL (a backend flag the backend does not
+ * take, attr_size smaller than the first struct mrcache_get_attr), -E2BIG
+ * (a larger one with a non-zero byte this library does not know), -ENOSPC
+ * (more than 255 distinct keyed flag sets in one cache). */
+int mrcache_get_ex_sized(struct mrcache *cache, const void *addr, size_t len,
+			 unsigned access, const struct mrcache_get_attr *attr,
+			 size_t attr_size, struct mrcache_region **out);
+static inline int mrcache_get_ex(struct mrcache *cache, const void *addr, size_t len,
+				 unsigned access, const struct mrcache_get_attr *attr,
+				 struct mrcache_region **out)
+{
+	return mrcache_get_ex_sized(cache, addr, len, access, attr, sizeof(*attr), out);
+}
+
 /* Drop the reference a get returned; an invalidated region is deregistered
  * at its last put.  Errors: -EINVAL, and nothing changes, when cache or
  * region is NULL or `region` is not one this cache handed out (another
@@ -240,6 +325,9 @@ uint64_t mrcache_region_key(const struct mrcache_region *region);
 void *mrcache_region_handle(const struct mrcache_region *region);
 /* ibverbs rkey; 0 for the other backends. */
 uint32_t mrcache_region_rkey(const struct mrcache_region *region);
+/* The user pointer: the registering get's attr.user, or what the
+ * callbacks backend's reg_ex stored.  NULL for a NULL region. */
+void *mrcache_region_user(const struct mrcache_region *region);
 
 /* Drop every registration overlapping [addr, addr+len); returns the count.
  * Errors: -EINVAL (cache or addr NULL, len 0, the range wraps), -ECHILD,

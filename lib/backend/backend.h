@@ -19,6 +19,7 @@ struct mrc_backend;
 struct mrc_reg {		/* one registration, stored in the region */
 	void *handle;		/* struct ibv_mr *, callback handle */
 	uint64_t key;		/* io_uring index, lkey, callback key */
+	void *user;		/* mrcache_region_user(); reg may set it */
 	uint32_t rkey;
 };
 
@@ -26,13 +27,17 @@ struct mrc_backend_ops {
 	const char *name;
 	int (*open)(const struct mrcache_config *cfg, struct mrc_backend **out);
 	void (*close)(struct mrc_backend *be);
+	/* out->user holds the get's user pointer on entry. */
 	int (*reg)(struct mrc_backend *be, void *addr, size_t len,
-		   unsigned access, struct mrc_reg *out);
+		   unsigned access, uint64_t flags, struct mrc_reg *out);
 	int (*dereg)(struct mrc_backend *be, struct mrc_reg *reg);
 };
 
 struct mrc_backend {
 	const struct mrc_backend_ops *ops;
+	uint64_t flags_ok;	/* the backend flags reg takes (set by open) */
+	uint64_t flags_shared;	/* of those, hints: not part of the key */
+	size_t max_len;		/* longest registration; 0: no limit */
 };
 
 extern const struct mrc_backend_ops mrc_backend_callbacks_ops;

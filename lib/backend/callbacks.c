@@ -12,6 +12,7 @@
 struct cb_backend {
 	struct mrc_backend base;
 	const struct mrcache_backend_ops *ops;
+	mrcache_reg_ex_fn reg_ex;
 	void *arg;
 };
 
@@ -24,15 +25,23 @@ static int cb_open(const struct mrcache_config *cfg, struct mrc_backend **out)
 {
 	struct cb_backend *cb;
 
-	if (!cfg->ops || !cfg->ops->reg || !cfg->ops->dereg) {
-		mrc_log(0, "callbacks backend: config.ops must provide reg and dereg");
+	if (!cfg->ops || !(cfg->ops->reg || cfg->reg_ex) || !cfg->ops->dereg) {
+		mrc_log(0, "callbacks backend: config.ops must provide reg (or config.reg_ex) and dereg");
+		return -EINVAL;
+	}
+	if ((cfg->backend_flags && !cfg->reg_ex) ||
+	    (cfg->backend_flags_shared & ~cfg->backend_flags)) {
+		mrc_log(0, "callbacks backend: backend_flags need reg_ex, and backend_flags_shared must be among them");
 		return -EINVAL;
 	}
 	cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return -ENOMEM;
 	cb->base.ops = &mrc_backend_callbacks_ops;
+	cb->base.flags_ok = cfg->backend_flags;
+	cb->base.flags_shared = cfg->backend_flags_shared;
 	cb->ops = cfg->ops;
+	cb->reg_ex = cfg->reg_ex;
 	cb->arg = cfg->ops_arg;
 	*out = &cb->base;
 	return 0;
@@ -56,17 +65,22 @@ static int cb_result(const char *what, int ret)
 }
 
 static int cb_reg(struct mrc_backend *be, void *addr, size_t len,
-		  unsigned access, struct mrc_reg *out)
+		  unsigned access, uint64_t flags, struct mrc_reg *out)
 {
 	struct cb_backend *cb = cb_of(be);
-	void *handle = NULL;
+	void *handle = NULL, *user = out->user;
 	uint64_t key = 0;
 	int ret;
 
-	ret = cb_result("reg", cb->ops->reg(cb->arg, addr, len, access,
-					    &handle, &key));
+	if (cb->reg_ex)
+		ret = cb_result("reg_ex", cb->reg_ex(cb->arg, addr, len, access, flags,
+						     &handle, &key, &user));
+	else
+		ret = cb_result("reg", cb->ops->reg(cb->arg, addr, len, access,
+						    &handle, &key));
 	if (ret)
 		return ret;
+	out->user = user;
 	out->handle = handle;
 	out->key = key;
 	out->rkey = 0;

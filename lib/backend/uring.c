@@ -15,6 +15,13 @@
  *
  * No update tags: a tagged slot posts a CQE on the application's ring when
  * the kernel drops the buffer, and that ring is not ours to fill.
+ *
+ * With MRCACHE_FLAG_URING_SLOTS the table is the caller's: it registered a
+ * sparse table (io_uring_register_buffers_sparse()) for its own fixed
+ * buffers too and gives the cache the slots [first, first + n).  open()
+ * empties that range in one update, which also checks that the table
+ * exists and holds it (-ENXIO, -EINVAL otherwise); close() empties it
+ * again and leaves the table registered.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,7 +38,8 @@
 struct uring_backend {
 	struct mrc_backend base;
 	struct io_uring *ring;
-	unsigned slots;
+	unsigned first, slots;		/* keys are first .. first + slots - 1 */
+	int own_table;			/* registered by open(), not the caller */
 	/* lock (leaf; reg and dereg come from any thread, the kernel
 	 * serialises the updates themselves): guards nfree and free_idx, a
 	 * stack of the empty slot indexes.  Held for a push or a pop only. */
@@ -65,6 +73,53 @@ static void ub_push(struct uring_backend *ub, unsigned idx)
 	pthread_mutex_unlock(&ub->lock);
 }
 
+/* Empty the slots [first, first + n) in one update. */
+static int ub_clear_range(struct io_uring *ring, unsigned first, unsigned n)
+{
+	struct iovec *iov = calloc(n, sizeof(*iov));
+	int ret;
+
+	if (!iov)
+		return -ENOMEM;
+	ret = io_uring_register_buffers_update_tag(ring, first, iov, NULL, n);
+	free(iov);
+	if (ret >= 0 && (unsigned)ret != n)
+		ret = -EIO;
+	return ret < 0 ? ret : 0;
+}
+
+/* The table: ours (sparse, `slots` entries), or the caller's range. */
+static int ub_table(const struct mrcache_config *cfg, unsigned slots)
+{
+	int ret;
+
+	if (cfg->flags & MRCACHE_FLAG_URING_SLOTS) {
+		if (cfg->uring_first_slot > URING_MAX_SLOTS - slots) {
+			mrc_log(0, "uring backend: slots [%u, %u + %u) pass the kernel's %u per ring",
+				cfg->uring_first_slot, cfg->uring_first_slot, slots, URING_MAX_SLOTS);
+			return -EINVAL;
+		}
+		ret = ub_clear_range(cfg->ring, cfg->uring_first_slot, slots);
+		if (ret == -ENXIO)
+			mrc_log(0, "uring backend: MRCACHE_FLAG_URING_SLOTS but the ring has no buffer table; register one with io_uring_register_buffers_sparse()");
+		else if (ret)
+			mrc_log(0, "uring backend: slots [%u, %u) are not all in the ring's table: %d",
+				cfg->uring_first_slot, cfg->uring_first_slot + slots, ret);
+		return ret;
+	}
+	if (cfg->uring_first_slot) {
+		mrc_log(0, "uring backend: uring_first_slot needs MRCACHE_FLAG_URING_SLOTS");
+		return -EINVAL;
+	}
+	ret = io_uring_register_buffers_sparse(cfg->ring, slots);
+	if (ret == -EBUSY)
+		mrc_log(0, "uring backend: the ring already has registered buffers; give the cache a ring of its own, or a range of its table (MRCACHE_FLAG_URING_SLOTS)");
+	else if (ret < 0)
+		mrc_log(0, "uring backend: registering a sparse table of %u buffers: %d",
+			slots, ret);
+	return ret < 0 ? ret : 0;
+}
+
 static int ub_open(const struct mrcache_config *cfg, struct mrc_backend **out)
 {
 	unsigned slots = cfg->uring_slots ? cfg->uring_slots : URING_DEFAULT_SLOTS;
@@ -83,23 +138,21 @@ static int ub_open(const struct mrcache_config *cfg, struct mrc_backend **out)
 	ub = calloc(1, sizeof(*ub) + slots * sizeof(ub->free_idx[0]));
 	if (!ub)
 		return -ENOMEM;
-	ret = io_uring_register_buffers_sparse(cfg->ring, slots);
-	if (ret < 0) {
-		if (ret == -EBUSY)
-			mrc_log(0, "uring backend: the ring already has registered buffers; give the cache a ring of its own");
-		else
-			mrc_log(0, "uring backend: registering a sparse table of %u buffers: %d",
-				slots, ret);
+	ret = ub_table(cfg, slots);
+	if (ret) {
 		free(ub);
 		return ret;
 	}
 	ub->base.ops = &mrc_backend_uring_ops;
+	ub->base.max_len = URING_MAX_BUFFER;
 	ub->ring = cfg->ring;
+	ub->own_table = !(cfg->flags & MRCACHE_FLAG_URING_SLOTS);
+	ub->first = ub->own_table ? 0 : cfg->uring_first_slot;
 	ub->slots = slots;
 	pthread_mutex_init(&ub->lock, NULL);
 	/* Lowest index on top: small keys first makes traces easier to read. */
 	for (unsigned i = 0; i < slots; i++)
-		ub->free_idx[i] = slots - 1 - i;
+		ub->free_idx[i] = ub->first + slots - 1 - i;
 	ub->nfree = slots;
 	*out = &ub->base;
 	return 0;
@@ -109,7 +162,10 @@ static void ub_close(struct mrc_backend *be)
 {
 	struct uring_backend *ub = ub_of(be);
 
-	io_uring_unregister_buffers(ub->ring);
+	if (ub->own_table)
+		io_uring_unregister_buffers(ub->ring);
+	else
+		ub_clear_range(ub->ring, ub->first, ub->slots);
 	pthread_mutex_destroy(&ub->lock);
 	free(ub);
 }
@@ -145,7 +201,7 @@ static void ub_explain(int err, void *addr, size_t len)
 }
 
 static int ub_reg(struct mrc_backend *be, void *addr, size_t len,
-		  unsigned access, struct mrc_reg *out)
+		  unsigned access, uint64_t flags, struct mrc_reg *out)
 {
 	struct uring_backend *ub = ub_of(be);
 	unsigned idx;
@@ -182,7 +238,7 @@ static int ub_dereg(struct mrc_backend *be, struct mrc_reg *reg)
 	unsigned idx = (unsigned)reg->key;
 	int ret;
 
-	if (reg->key >= ub->slots)
+	if (reg->key < ub->first || reg->key - ub->first >= ub->slots)
 		return -EINVAL;
 	ret = ub_update(ub, idx, NULL, 0);
 	if (ret) {

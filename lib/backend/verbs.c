@@ -63,6 +63,9 @@ static struct verbs_backend *vb_of(struct mrc_backend *be)
 }
 
 /*
+ * Backend flags (MRCACHE_VERBS_FLAGS, IBV_ACCESS_RELAXED_ORDERING and the
+ * rest of IBV_ACCESS_OPTIONAL_RANGE) are or'ed in as they are.
+ *
  * MRCACHE_ACCESS_* to IBV_ACCESS_*.  Verbs rejects remote write and remote
  * atomic without local write (EINVAL), so those imply it: a cached region
  * then also serves later local-write requests, which is harmless.
@@ -98,6 +101,9 @@ static int vb_open(const struct mrcache_config *cfg, struct mrc_backend **out)
 	if (!vb)
 		return -ENOMEM;
 	vb->base.ops = &mrc_backend_verbs_ops;
+	/* Optional flags: a device without the feature ignores them, so
+	 * libibverbs passes them on unchecked (ibv_reg_mr's man page). */
+	vb->base.flags_ok = MRCACHE_VERBS_FLAGS;
 	vb->pd = cfg->pd;
 	*out = &vb->base;
 	return 0;
@@ -109,16 +115,16 @@ static void vb_close(struct mrc_backend *be)
 }
 
 static int vb_reg(struct mrc_backend *be, void *addr, size_t len,
-		  unsigned access, struct mrc_reg *out)
+		  unsigned access, uint64_t flags, struct mrc_reg *out)
 {
 	struct verbs_backend *vb = vb_of(be);
 	struct ibv_mr *mr;
 	int err;
 
-	if (!len || (access & ~MRCACHE_ACCESS_ALL))
+	if (!len || (access & ~MRCACHE_ACCESS_ALL) || (flags & ~MRCACHE_VERBS_FLAGS))
 		return -EINVAL;
 	errno = 0;
-	mr = ibv.reg_mr(vb->pd, addr, len, verbs_access(access));
+	mr = ibv.reg_mr(vb->pd, addr, len, verbs_access(access) | (int)flags);
 	if (!mr) {
 		/* A provider that forgets errno must not look like success. */
 		err = errno ? errno : EIO;

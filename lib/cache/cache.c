@@ -24,6 +24,7 @@
  * invalidate, flush), never inside a monitor callback.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -293,11 +294,15 @@ void region_kill(struct mrcache *c, struct mrcache_region *r,
 		c->st.invalidations[cause]++;
 		if (c->cfg.on_invalidate)
 			c->cfg.on_invalidate(c->cfg.cb_arg, start, end, cause);
+		if (c->cfg.on_region_invalidate)
+			c->cfg.on_region_invalidate(c->cfg.cb_arg, r, cause);
 		break;
 	case KILL_EVICTED:
 		c->st.evictions++;
 		if (c->cfg.on_evict)
 			c->cfg.on_evict(c->cfg.cb_arg, start, end);
+		if (c->cfg.on_region_evict)
+			c->cfg.on_region_evict(c->cfg.cb_arg, r);
 		break;
 	case KILL_MERGED:
 		c->st.merges++;
@@ -473,7 +478,8 @@ static int region_covers(const struct mrcache_region *r, uintptr_t start,
 			 uintptr_t end, unsigned access)
 {
 	return region_start(r) <= start && end <= region_end(r) &&
-	       (access & ~region_access(r)) == 0;
+	       (access & ~region_access(r) & REGION_ACCESS_BITS) == 0 &&
+	       (access & REGION_CLASS_BITS) == region_class(r);
 }
 
 /* The lock-free hit: a speculative reference, then the checks (the same
@@ -488,7 +494,8 @@ static int try_hit(struct mrcache *c, struct mrcache_region *r, uintptr_t start,
 	uintptr_t rend = end_access & REGION_END_MASK;
 
 	if (!(old & REF_FLAGS) && rstart <= start && end <= rend &&
-	    (access & ~end_access & REGION_ACCESS_BITS) == 0 && region_intact(r)) {
+	    (access & ~end_access & REGION_ACCESS_BITS) == 0 &&
+	    ((access ^ end_access) & REGION_CLASS_BITS) == 0 && region_intact(r)) {
 		count_hit(c, rstart, rend, start, end);
 		return 1;
 	}
@@ -511,8 +518,9 @@ static int cache_hit(struct mrcache *c, uintptr_t start, uintptr_t end, unsigned
 
 struct overlap {
 	uintptr_t start, end;
-	unsigned access;
+	unsigned access;		/* with the request's class */
 	unsigned count;
+	unsigned foreign;		/* regions of another flag class */
 	struct mrcache_region *first;
 };
 
@@ -525,6 +533,8 @@ static int note_overlap(struct mrcache_region *r, void *arg)
 	if (region_end(r) > ov->end)
 		ov->end = region_end(r);
 	ov->access |= region_access(r);
+	if (region_class(r) != (ov->access & REGION_CLASS_BITS))
+		ov->foreign++;
 	if (!ov->count++)
 		ov->first = r;
 	return 0;
@@ -536,7 +546,13 @@ static int kill_merged(struct mrcache_region *r, void *arg)
 	return 0;
 }
 
-static int backend_reg(struct mrcache *c, struct mrcache_region *r)
+/* What a get asked beyond the range and access. */
+struct get_req {
+	uint64_t flags;			/* backend flags, hints included */
+	void *user;
+};
+
+static int backend_reg(struct mrcache *c, struct mrcache_region *r, const struct get_req *req)
 {
 	/* Regions this one merged, queued for reclaim, may hold the backend
 	 * room it needs (a full io_uring table): deregister them first. */
@@ -544,9 +560,12 @@ static int backend_reg(struct mrcache *c, struct mrcache_region *r)
 		reclaim_flush(c);
 	for (;;) {
 		uint64_t t0 = mrc_now_ns(), dt;
-		int rc = c->backend->ops->reg(c->backend, (void *)region_start(r),
-					      region_end(r) - region_start(r),
-					      region_access(r), &region_cold(r)->reg);
+		int rc;
+
+		region_cold(r)->reg.user = req->user;
+		rc = c->backend->ops->reg(c->backend, (void *)region_start(r),
+					  region_end(r) - region_start(r), region_access(r),
+					  req->flags, &region_cold(r)->reg);
 
 		dt = mrc_now_ns() - t0;
 		c->st.register_ns += dt;
@@ -581,7 +600,8 @@ static int monitor_watch(struct mrcache *c, struct mrcache_region *r)
 /* Register [start, end) (page aligned) and hand it out with one reference.
  * Returns -ESTALE when the range was unmapped during registration. */
 static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
-			  unsigned access, struct mrcache_region **out)
+			  unsigned access, const struct get_req *req,
+			  struct mrcache_region **out)
 {
 	struct overlap ov = { .start = start, .end = end, .access = access };
 	struct mrcache_region *r;
@@ -591,7 +611,9 @@ static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
 
 	if (!uncached)
 		mrc_index_walk(c->index, start, end, note_overlap, &ov);
-	if (ov.count && (c->cfg.flags & MRCACHE_FLAG_NO_MERGE)) {
+	/* A range cached with other backend flags keeps its registration;
+	 * this one is handed out uncached rather than evict it. */
+	if (ov.count && ((c->cfg.flags & MRCACHE_FLAG_NO_MERGE) || ov.foreign)) {
 		uncached = 1;
 	} else if (ov.count) {
 		mrc_index_walk(c->index, start, end, kill_merged, c);
@@ -629,7 +651,7 @@ static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
 	 * read-modify-write is the full barrier that orders the two. */
 	seq = __atomic_fetch_add(&c->unmap_seq, 0, __ATOMIC_SEQ_CST);
 
-	rc = backend_reg(c, r);
+	rc = backend_reg(c, r, req);
 	if (rc) {
 		region_discard(c, r, !uncached, 1, 0);
 		return rc;
@@ -664,7 +686,8 @@ static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
 }
 
 static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
-			  unsigned access, struct mrcache_region **out)
+			  unsigned access, const struct get_req *req,
+			  struct mrcache_region **out)
 {
 	uintptr_t mask = c->page_size - 1;
 	uintptr_t pstart = start & ~mask, pend;
@@ -673,6 +696,13 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 	if (__builtin_add_overflow(end, mask, &pend))
 		return -EINVAL;
 	pend &= ~mask;
+	/* Before any watch: a monitor's refusal of such a range must not
+	 * hide the backend's limit (uffd gave -EFAULT for 2 GiB). */
+	if (c->backend->max_len && pend - pstart > c->backend->max_len) {
+		mrc_log(0, "a get of %zu bytes: the %s backend registers at most %zu",
+			(size_t)(pend - pstart), c->backend->ops->name, c->backend->max_len);
+		return -E2BIG;
+	}
 
 	mrc_cache_lock(c);
 	mrc_cache_drain_locked(c);
@@ -693,7 +723,7 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 			rc = 0;
 			break;
 		}
-		rc = cache_register(c, pstart, pend, access, out);
+		rc = cache_register(c, pstart, pend, access, req, out);
 	}
 	if (rc == -ESTALE)
 		rc = -EAGAIN;
@@ -710,7 +740,7 @@ static int check_range(const void *addr, size_t len, uintptr_t *end)
 
 /* mrcache_get() while the profiler runs: the same, timed. */
 static int get_profiled(struct mrcache *c, uintptr_t start, uintptr_t end, unsigned access,
-			struct mrcache_region **out)
+			const struct get_req *req, struct mrcache_region **out)
 {
 	uint64_t t0 = mrc_now_ns();
 	int rc;
@@ -719,14 +749,28 @@ static int get_profiled(struct mrcache *c, uintptr_t start, uintptr_t end, unsig
 		mrc_prof_add(MRC_PROF_LOOKUP, mrc_now_ns() - t0);
 		return 0;
 	}
-	rc = cache_get_slow(c, start, end, access, out);
+	rc = cache_get_slow(c, start, end, access, req, out);
 	mrc_prof_add_span(MRC_PROF_MISS, t0);
 	return rc;
+}
+
+/* The get after the checks; access carries the flag class. */
+static inline int cache_get(struct mrcache *c, uintptr_t start, uintptr_t end, unsigned access,
+			    const struct get_req *req, struct mrcache_region **out)
+{
+	if (c->settle)
+		c->settle(c->monitor);
+	if (__builtin_expect(mrc_prof_on, 0))
+		return get_profiled(c, start, end, access, req, out);
+	if (cache_hit(c, start, end, access, out))
+		return 0;
+	return cache_get_slow(c, start, end, access, req, out);
 }
 
 int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access,
 		struct mrcache_region **out)
 {
+	static const struct get_req none;
 	uintptr_t start = (uintptr_t)addr, end;
 	int rc;
 
@@ -737,13 +781,100 @@ int mrcache_get(struct mrcache *c, const void *addr, size_t len, unsigned access
 	rc = reentered(c, "mrcache_get");
 	if (rc)
 		return rc;
-	if (c->settle)
-		c->settle(c->monitor);
-	if (__builtin_expect(mrc_prof_on, 0))
-		return get_profiled(c, start, end, access, out);
-	if (cache_hit(c, start, end, access, out))
+	return cache_get(c, start, end, access, &none, out);
+}
+
+/* --- backend flags --- */
+
+static int find_class(const struct mrcache *c, uint64_t key, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++)
+		if (c->flag_class[i] == key)
+			return (int)i;
+	return 0;
+}
+
+/* The class of the keyed flags `key` (not 0), added on first use. */
+static int flag_class(struct mrcache *c, uint64_t key)
+{
+	unsigned n = __atomic_load_n(&c->nflag_classes, __ATOMIC_ACQUIRE);
+	int cls = find_class(c, key, n);
+
+	if (cls)
+		return cls;
+	mrc_cache_lock(c);
+	n = c->nflag_classes;
+	cls = find_class(c, key, n);
+	if (!cls && n < MRC_FLAG_CLASSES) {
+		c->flag_class[n] = key;
+		__atomic_store_n(&c->nflag_classes, n + 1, __ATOMIC_RELEASE);
+		cls = (int)n;
+	}
+	mrc_cache_unlock(c);
+	if (!cls) {
+		mrc_log(0, "backend flags %#llx: this cache already tells %u flag sets apart",
+			(unsigned long long)key, MRC_FLAG_CLASSES - 1);
+		return -ENOSPC;
+	}
+	return cls;
+}
+
+/* The first struct mrcache_get_attr. */
+#define GET_ATTR_SIZE_VER0 (offsetof(struct mrcache_get_attr, user) + sizeof(void *))
+
+static int get_attr_copy_in(struct mrcache_get_attr *to, const struct mrcache_get_attr *from,
+			    size_t size)
+{
+	const unsigned char *tail = (const unsigned char *)from;
+
+	memset(to, 0, sizeof(*to));
+	if (!from)
 		return 0;
-	return cache_get_slow(c, start, end, access, out);
+	if (size < GET_ATTR_SIZE_VER0)
+		return -EINVAL;
+	for (size_t i = sizeof(*to); i < size; i++)
+		if (tail[i])
+			return -E2BIG;
+	memcpy(to, from, size < sizeof(*to) ? size : sizeof(*to));
+	return 0;
+}
+
+int mrcache_get_ex_sized(struct mrcache *c, const void *addr, size_t len, unsigned access,
+			 const struct mrcache_get_attr *attr, size_t attr_size,
+			 struct mrcache_region **out)
+{
+	struct mrcache_get_attr a;
+	struct get_req req;
+	uintptr_t start = (uintptr_t)addr, end;
+	uint64_t key;
+	int rc;
+
+	if (!c || !out || (access & ~MRCACHE_ACCESS_ALL) || check_range(addr, len, &end))
+		return -EINVAL;
+	rc = get_attr_copy_in(&a, attr, attr_size);
+	if (rc)
+		return rc;
+	if (a.backend_flags & ~c->backend->flags_ok) {
+		mrc_log(0, "backend flags %#llx: the %s backend does not take %#llx",
+			(unsigned long long)a.backend_flags, c->backend->ops->name,
+			(unsigned long long)(a.backend_flags & ~c->backend->flags_ok));
+		return -EINVAL;
+	}
+	if (forked(c))
+		return -ECHILD;
+	rc = reentered(c, "mrcache_get_ex");
+	if (rc)
+		return rc;
+	key = a.backend_flags & ~c->backend->flags_shared;
+	if (key) {
+		rc = flag_class(c, key);
+		if (rc < 0)
+			return rc;
+		access |= (unsigned)rc << REGION_CLASS_SHIFT;
+	}
+	req.flags = a.backend_flags;
+	req.user = a.user;
+	return cache_get(c, start, end, access, &req, out);
 }
 
 static int events_waiting(struct mrcache *c)
@@ -802,6 +933,11 @@ void *mrcache_region_handle(const struct mrcache_region *r)
 uint32_t mrcache_region_rkey(const struct mrcache_region *r)
 {
 	return r ? region_cold(r)->reg.rkey : 0;
+}
+
+void *mrcache_region_user(const struct mrcache_region *r)
+{
+	return r ? region_cold(r)->reg.user : NULL;
 }
 
 /* --- whole-cache operations --- */
@@ -906,6 +1042,7 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 	mrc_lru_init(&c->lru, &c->slabs);
 	mrc_prof_init();
 	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	c->nflag_classes = 1;		/* class 0: no keyed flags */
 	rc = mrc_config_resolve(cfg, &c->cfg);
 	if (rc == 0)
 		rc = mrc_index_create(&c->index);

@@ -34,6 +34,10 @@ struct mrc_stripe {
 /* Most regions whose unwatches one reclaim_flush() hands the monitor. */
 #define MRC_RECLAIM_BATCH 64
 
+/* The distinct keyed backend flag sets one cache tells apart: a region
+ * keeps its set's index (class) in end_access bits 4..11, class 0 being
+ * no flags, so a hit compares it with the access bits. */
+#define MRC_FLAG_CLASSES ((REGION_CLASS_BITS >> REGION_CLASS_SHIFT) + 1)
 
 
 struct mrcache {
@@ -76,6 +80,15 @@ struct mrcache {
 	struct mrc_event_ring events;
 	uint32_t events_waiting;	/* atomic: raised after every push */
 	uint64_t unmap_seq;		/* atomic: bumped by every unmapped() */
+
+	/* flag_class[i]: the keyed backend flags of class i (0: none).
+	 * Appended under the lock, nflag_classes published with release
+	 * after the entry; read without it. */
+	uint64_t flag_class[MRC_FLAG_CLASSES];
+	uint32_t nflag_classes;
+	int disabled;			/* pass-through: nothing is cached */
+	char name[MRCACHE_NAME_MAX + 1];	/* "" when unnamed */
+	const char *log_name_saved;	/* the thread's log name under the lock */
 
 	uint64_t clock_floor;		/* atomic; written under cache->lock */
 	struct mrc_stripe stripes[MRC_STRIPES];

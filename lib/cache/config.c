@@ -137,7 +137,7 @@ int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *o
 		return -EINVAL;
 	switch (in->backend) {
 	case MRCACHE_BACKEND_CALLBACKS:
-		if (!in->ops || !in->ops->reg || !in->ops->dereg)
+		if (!in->ops || !(in->ops->reg || in->reg_ex) || !in->ops->dereg)
 			return -EINVAL;
 		break;
 	case MRCACHE_BACKEND_URING:

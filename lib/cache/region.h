@@ -31,6 +31,10 @@
 #define REGION_DEAD_HELD (1u << 2)	/* killed while held: dereg at last put */
 
 #define REGION_ACCESS_BITS	0xfu	/* MRCACHE_ACCESS_ALL, kept in end's low bits */
+/* The backend flags' class (cache.h), also in end's low bits: a hit needs
+ * the same class, as it needs the access bits. */
+#define REGION_CLASS_SHIFT	4
+#define REGION_CLASS_BITS	0xff0u
 #define REGION_END_MASK		(~(uintptr_t)0xfff)	/* end, of end_access */
 #define REGION_SLAB_BYTES	32768u	/* slabs are aligned to their size */
 
@@ -98,6 +102,11 @@ static inline uintptr_t region_end(const struct mrcache_region *r)
 static inline unsigned region_access(const struct mrcache_region *r)
 {
 	return (unsigned)(__atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & REGION_ACCESS_BITS);
+}
+
+static inline unsigned region_class(const struct mrcache_region *r)
+{
+	return (unsigned)(__atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & REGION_CLASS_BITS);
 }
 
 /* The hit-path check: one acquire load.  expected changes only when the
