@@ -236,8 +236,12 @@ static inline void mrcache_config_init(struct mrcache_config *cfg)
  * MRCACHE_FLAG_NO_ENV; they are read here, once.
  * Errors: -EINVAL (cfg or out NULL; unknown backend, monitor or flags; the
  * backend's ops, ring or pd missing; a bad MRCACHE_* value, with a
- * message), -ENOMEM, the backend's: -EINVAL (uring_slots above 16384),
- * -EBUSY (the ring already has buffers), -ENOTSUP (verbs: no libibverbs),
+ * message; a name not 1-32 letters and digits), -ENOMEM, the backend's:
+ * -EINVAL (uring_slots above 16384; uring_first_slot without
+ * MRCACHE_FLAG_URING_SLOTS, or slots past 16384 or the caller's table;
+ * backend_flags without reg_ex, backend_flags_shared not among them),
+ * -EBUSY (the ring already has buffers, without MRCACHE_FLAG_URING_SLOTS),
+ * -ENXIO (MRCACHE_FLAG_URING_SLOTS and no table), -ENOTSUP (verbs: no libibverbs),
  * and the monitor's: -ENODEV, -EACCES (kernel: no /dev/mrmon, or not
  * allowed), -EPROTONOSUPPORT (module of another ABI), -EPERM (bpf: no
  * CAP_BPF and CAP_PERFMON; uffd: not permitted), -ENOSYS (uffd: no
@@ -278,7 +282,8 @@ int mrcache_destroy(struct mrcache *cache);
  * kernel monitor's -ENOSPC and -EDQUOT (watch limits), -EOPNOTSUPP (uffd:
  * a mapping it cannot watch, and hooks not linked), and the backend's:
  * -ENOSPC, -ENOMEM, -EMFILE, -ENFILE (after evicting all it could), -E2BIG
- * (uring: over 1 GiB), -EEXIST (uring: another thread of a single-issuer
+ * (uring: over 1 GiB once rounded to pages; checked before the monitor
+ * watches, so under every monitor, mapped or not), -EEXIST (uring: another thread of a single-issuer
  * ring), -EPROTO (a callback returned a positive value), or any code a
  * callback or ibv_reg_mr returns.
  */
