@@ -216,7 +216,8 @@ int main(void)
 	}
 	man_environment(&man);
 	for (unsigned i = 0; mrcache_env_describe(i, &name, NULL, NULL) == 0; i++)
-		add(&described, name, strlen(name));
+		add(&described, name, name_len(name));	/* a family such as
+							   MRCACHE_<NAME>_<VAR> is no one name */
 	CHECK(!has(&man, "MRCACHE_NO_SUCH_THING"));
 	same_names("man/mrcache.7", &man, "the library's list", &known);
 	same_names("the library's list", &known, "man/mrcache.7", &man);

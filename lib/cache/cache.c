@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cache/cache.h"
+#include "common/log.h"
 #include "common/prof.h"
 
 #define MAX_RACE_RETRIES 16
@@ -46,9 +47,12 @@
  * library, is taken only when someone does. */
 static __thread char thread_token;
 
+/* Messages logged under the lock carry the cache's name. */
 static void lock_taken(struct mrcache *c)
 {
 	__atomic_store_n(&c->lock_owner, &thread_token, __ATOMIC_RELAXED);
+	if (c->name[0])
+		c->log_name_saved = mrc_log_name(c->name);
 }
 
 void mrc_cache_lock(struct mrcache *c)
@@ -67,12 +71,21 @@ static int cache_trylock(struct mrcache *c)
 
 static void reclaim_flush(struct mrcache *c);
 
+/* A message about c from outside its lock section, with its name. */
+#define cache_log(c, level, ...) do {						\
+	const char *saved_ = mrc_log_name((c)->name[0] ? (c)->name : NULL);	\
+	mrc_log(level, __VA_ARGS__);						\
+	mrc_log_name(saved_);							\
+} while (0)
+
 /* Regions reclaimed in this lock section are unwatched and freed here,
  * in one batch, before anyone else can take the lock. */
 void mrc_cache_unlock(struct mrcache *c)
 {
 	if (c->reclaim_count)
 		reclaim_flush(c);
+	if (c->name[0])
+		mrc_log_name(c->log_name_saved);
 	__atomic_store_n(&c->lock_owner, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -94,7 +107,7 @@ static int reentered(const struct mrcache *c, const char *fn)
 {
 	if (!lock_held_here(c))
 		return 0;
-	mrc_log(0, "%s called from a callback of the same cache", fn);
+	cache_log(c, 0, "%s called from a callback of the same cache", fn);
 	return -EDEADLK;
 }
 
@@ -249,7 +262,7 @@ static int __attribute__((noinline)) region_unref_slow(struct mrcache *c,
 {
 	if ((old & REF_COUNT_MASK) == 0) {
 		__atomic_fetch_add(&r->refstate, 1, __ATOMIC_RELAXED);
-		mrc_log(0, "mrcache_put of a region that is not held");
+		cache_log(c, 0, "mrcache_put of a region that is not held");
 		return -EINVAL;
 	}
 	if (old - 1 == REF_DEAD) {
@@ -605,7 +618,7 @@ static int cache_register(struct mrcache *c, uintptr_t start, uintptr_t end,
 {
 	struct overlap ov = { .start = start, .end = end, .access = access };
 	struct mrcache_region *r;
-	int uncached = (uint64_t)end > MRC_INDEX_LIMIT;
+	int uncached = c->disabled || (uint64_t)end > MRC_INDEX_LIMIT;
 	uint64_t seq = 0;
 	int rc, intact;
 
@@ -699,7 +712,7 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 	/* Before any watch: a monitor's refusal of such a range must not
 	 * hide the backend's limit (uffd gave -EFAULT for 2 GiB). */
 	if (c->backend->max_len && pend - pstart > c->backend->max_len) {
-		mrc_log(0, "a get of %zu bytes: the %s backend registers at most %zu",
+		cache_log(c, 0, "a get of %zu bytes: the %s backend registers at most %zu",
 			(size_t)(pend - pstart), c->backend->ops->name, c->backend->max_len);
 		return -E2BIG;
 	}
@@ -812,7 +825,7 @@ static int flag_class(struct mrcache *c, uint64_t key)
 	}
 	mrc_cache_unlock(c);
 	if (!cls) {
-		mrc_log(0, "backend flags %#llx: this cache already tells %u flag sets apart",
+		cache_log(c, 0, "backend flags %#llx: this cache already tells %u flag sets apart",
 			(unsigned long long)key, MRC_FLAG_CLASSES - 1);
 		return -ENOSPC;
 	}
@@ -855,7 +868,7 @@ int mrcache_get_ex_sized(struct mrcache *c, const void *addr, size_t len, unsign
 	if (rc)
 		return rc;
 	if (a.backend_flags & ~c->backend->flags_ok) {
-		mrc_log(0, "backend flags %#llx: the %s backend does not take %#llx",
+		cache_log(c, 0, "backend flags %#llx: the %s backend does not take %#llx",
 			(unsigned long long)a.backend_flags, c->backend->ops->name,
 			(unsigned long long)(a.backend_flags & ~c->backend->flags_ok));
 		return -EINVAL;
@@ -895,7 +908,7 @@ int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 	if (rc)
 		return rc;
 	if (!mrc_region_is_ours(c, r)) {
-		mrc_log(0, "mrcache_put of a region this cache did not hand out");
+		cache_log(c, 0, "mrcache_put of a region this cache did not hand out");
 		return -EINVAL;
 	}
 	region_touch(c, r);
@@ -1028,6 +1041,7 @@ static void cache_free(struct mrcache *c)
 
 int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 {
+	const char *saved_name;
 	struct mrcache *c;
 	int rc;
 
@@ -1043,16 +1057,20 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 	mrc_prof_init();
 	c->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	c->nflag_classes = 1;		/* class 0: no keyed flags */
-	rc = mrc_config_resolve(cfg, &c->cfg);
+	rc = mrc_config_resolve(cfg, &c->cfg, c->name);
+	saved_name = mrc_log_name(c->name[0] ? c->name : NULL);
+	c->disabled = (c->cfg.flags & MRCACHE_FLAG_DISABLE) != 0;
 	if (rc == 0)
 		rc = mrc_index_create(&c->index);
 	if (rc == 0)
 		rc = mrc_backend_open(&c->cfg, &c->backend);
 	if (rc) {
+		mrc_log_name(saved_name);
 		cache_free(c);
 		return rc;
 	}
 	rc = mrc_monitor_start(c, c->cfg.monitor, &c->monitor);
+	mrc_log_name(saved_name);
 	if (rc) {
 		c->backend->ops->close(c->backend);
 		cache_free(c);
@@ -1081,6 +1099,7 @@ static int regions_in_use(const struct mrcache *c)
 
 int mrcache_destroy(struct mrcache *c)
 {
+	const char *saved;
 	int rc;
 
 	if (!c)
@@ -1098,15 +1117,17 @@ int mrcache_destroy(struct mrcache *c)
 	mrc_cache_drain_locked(c);
 	if (regions_in_use(c)) {
 		mrc_cache_unlock(c);
-		mrc_log(0, "mrcache_destroy: regions are still in use");
+		cache_log(c, 0, "mrcache_destroy: regions are still in use");
 		return -EBUSY;
 	}
 	flush_locked(c);
 	mrc_cache_unlock(c);
 	if (c->cfg.flags & MRC_FLAG_STATS_AT_DESTROY)
 		mrcache_stats_print(c, stderr);
+	saved = mrc_log_name(c->name[0] ? c->name : NULL);
 	c->monitor->ops->stop(c->monitor);
 	c->backend->ops->close(c->backend);
+	mrc_log_name(saved);
 	cache_free(c);
 	return 0;
 }

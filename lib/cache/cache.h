@@ -120,9 +120,11 @@ static inline int mrc_region_is_ours(const struct mrcache *c, const struct mrcac
 int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out);
 
 /* config.c: check *in and apply the MRCACHE_* variables to *out; 0 or
- * -EINVAL.  The environment is read once, here: what MRCACHE_STATS said
+ * -EINVAL.  The name is copied into `name` ("" for none) and out->name
+ * points there.  The environment is read once, here: what MRCACHE_STATS said
  * becomes a flag of the resolved config that mrcache_destroy() obeys. */
-int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out);
+int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out,
+		       char name[MRCACHE_NAME_MAX + 1]);
 /* The first struct mrcache_config (0.1.0's): every later one starts so. */
 #define MRC_CONFIG_SIZE_VER0	(offsetof(struct mrcache_config, cb_arg) + sizeof(void *))
 /* A resolved config's flag, outside MRCACHE_FLAG_ALL: print the

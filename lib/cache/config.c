@@ -12,10 +12,23 @@
  * an administrator can change the monitor or the limits without rebuilding;
  * a program that must not be overridden sets MRCACHE_FLAG_NO_ENV.  How
  * the values read: lib/common/env.c.
+ *
+ * A named cache (cfg.name "rdma") also reads MRCACHE_RDMA_<VAR> for the
+ * per-cache variables (MONITOR, MAX_REGIONS, MAX_BYTES, STATS, DISABLE),
+ * after MRCACHE_<VAR>: the name's variable wins, for that cache only.
+ * Names are letters and digits, so MRCACHE_<NAME>_<VAR> splits one way;
+ * the name is upper-cased in the variable.
+ *
+ * MRCACHE_MAX_REGIONS=0 keeps meaning "no limit", as max_regions = 0 does:
+ * turning the cache off is MRCACHE_DISABLE=1 (pass-through), not a limit
+ * of zero (which is what FI_MR_CACHE_MAX_COUNT=0 means to libfabric), so
+ * a setting that worked before does not change meaning.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include "cache/cache.h"
 #include "common/env.h"
@@ -64,6 +77,7 @@ int mrcache_config_get_sized(struct mrcache *c, struct mrcache_config *cfg, size
 		return -EINVAL;
 	now = c->cfg;
 	now.flags &= MRCACHE_FLAG_ALL;
+	now.name = c->name[0] ? c->name : NULL;
 	now.monitor = c->monitor->ops->kind;
 	memcpy(cfg, &now, n);
 	memset((char *)cfg + n, 0, size - n);
@@ -102,37 +116,95 @@ static int check_log_env(void)
 	return rc;
 }
 
-/* Every variable is checked, so that one run names every bad value. */
-static int apply_env(struct mrcache_config *cfg)
+/* The per-cache variables with this prefix (MRCACHE_ or
+ * MRCACHE_<NAME>_); *stats and *disable stay -1 when unset. */
+static int apply_vars(struct mrcache_config *cfg, const char *prefix, int *stats,
+		      int *disable)
 {
-	const char *v = getenv("MRCACHE_MONITOR");
-	int stats = 0, rc = 0;
+	char var[MRCACHE_NAME_MAX + 32];
+	const char *v;
+	int rc = 0;
 
-	mrc_env_report();
+	snprintf(var, sizeof(var), "%sMONITOR", prefix);
+	v = getenv(var);
 	if (v && mrcache_monitor_parse(v, &cfg->monitor)) {
-		mrc_log(0, "MRCACHE_MONITOR=\"%s\" is not one of auto, none, kernel, bpf, uffd, hooks", v);
+		mrc_log(0, "%s=\"%s\" is not one of auto, none, kernel, bpf, uffd, hooks", var, v);
 		rc = -EINVAL;
 	}
-	if (mrc_env_size("MRCACHE_MAX_REGIONS", &cfg->max_regions))
+	snprintf(var, sizeof(var), "%sMAX_REGIONS", prefix);
+	if (mrc_env_size(var, &cfg->max_regions))
 		rc = -EINVAL;
-	if (mrc_env_size("MRCACHE_MAX_BYTES", &cfg->max_bytes))
+	snprintf(var, sizeof(var), "%sMAX_BYTES", prefix);
+	if (mrc_env_size(var, &cfg->max_bytes))
 		rc = -EINVAL;
-	if (mrc_env_bool("MRCACHE_STATS", &stats))
+	snprintf(var, sizeof(var), "%sSTATS", prefix);
+	if (mrc_env_bool(var, stats))
 		rc = -EINVAL;
+	snprintf(var, sizeof(var), "%sDISABLE", prefix);
+	if (mrc_env_bool(var, disable))
+		rc = -EINVAL;
+	return rc;
+}
+
+/* Every variable is checked, so that one run names every bad value. */
+static int apply_env(struct mrcache_config *cfg, const char *name)
+{
+	char prefix[MRCACHE_NAME_MAX + 16];
+	int stats = -1, disable = -1, rc = 0;
+
+	mrc_env_report();
+	if (apply_vars(cfg, "MRCACHE_", &stats, &disable))
+		rc = -EINVAL;
+	if (name[0]) {
+		size_t n = (size_t)snprintf(prefix, sizeof(prefix), "MRCACHE_%s_", name);
+
+		for (size_t i = 0; i < n; i++)
+			prefix[i] = (char)toupper((unsigned char)prefix[i]);
+		if (apply_vars(cfg, prefix, &stats, &disable))
+			rc = -EINVAL;
+	}
 	if (check_log_env())
 		rc = -EINVAL;
 	if (check_bpf_variant())
 		rc = -EINVAL;
-	if (stats)
+	if (stats == 1)
 		cfg->flags |= MRC_FLAG_STATS_AT_DESTROY;
+	if (disable == 1)
+		cfg->flags |= MRCACHE_FLAG_DISABLE;
+	else if (disable == 0)
+		cfg->flags &= ~MRCACHE_FLAG_DISABLE;
 	return rc;
 }
 
-int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out)
+/* Letters and digits, 1 to MRCACHE_NAME_MAX of them, copied to out. */
+static int copy_name(const char *in, char out[MRCACHE_NAME_MAX + 1])
+{
+	size_t n = 0;
+
+	out[0] = 0;
+	if (!in)
+		return 0;
+	while (in[n] && n <= MRCACHE_NAME_MAX && isalnum((unsigned char)in[n]))
+		n++;
+	if (n == 0 || n > MRCACHE_NAME_MAX || in[n]) {
+		mrc_log(0, "cache name \"%.40s\" is not 1 to %d letters and digits",
+			in, MRCACHE_NAME_MAX);
+		return -EINVAL;
+	}
+	memcpy(out, in, n + 1);
+	return 0;
+}
+
+int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *out,
+		       char name[MRCACHE_NAME_MAX + 1])
 {
 	*out = *in;
+	out->name = NULL;
 	if (in->flags & ~MRCACHE_FLAG_ALL)
 		return -EINVAL;
+	if (copy_name(in->name, name))
+		return -EINVAL;
+	out->name = name[0] ? name : NULL;
 	if ((unsigned)in->monitor >= MRCACHE_MONITOR_COUNT_)
 		return -EINVAL;
 	switch (in->backend) {
@@ -152,6 +224,6 @@ int mrc_config_resolve(const struct mrcache_config *in, struct mrcache_config *o
 		return -EINVAL;
 	}
 	if (!(in->flags & MRCACHE_FLAG_NO_ENV))
-		return apply_env(out);
+		return apply_env(out, name);
 	return 0;
 }

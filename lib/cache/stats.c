@@ -53,7 +53,12 @@ int mrcache_stats_print(struct mrcache *c, FILE *out)
 		return -EINVAL;
 	for (int i = 0; i < MRCACHE_CAUSE_COUNT_; i++)
 		inv += s.invalidations[i];
-	fprintf(out, "mrcache stats (monitor %s)\n", mrcache_monitor_name(s.monitor));
+	if (c->name[0])
+		fprintf(out, "mrcache stats of %s (monitor %s%s)\n", c->name,
+			mrcache_monitor_name(s.monitor), c->disabled ? ", disabled" : "");
+	else
+		fprintf(out, "mrcache stats (monitor %s%s)\n", mrcache_monitor_name(s.monitor),
+			c->disabled ? ", disabled" : "");
 	fprintf(out, "  hits %" PRIu64 " (sub-range %" PRIu64 "), misses %" PRIu64 "\n",
 		s.hits, s.subrange_hits, s.misses);
 	fprintf(out, "  registrations %" PRIu64 " (failed %" PRIu64 ", %.3f ms), "

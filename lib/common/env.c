@@ -34,17 +34,21 @@ static const struct {
 	{ "MRCACHE_BPF_VARIANT", "",
 	  "zap or syscall: force the bpf monitor's variant, no fallback (unset: zap, else syscall)" },
 	{ "MRCACHE_DEBUG", "0", "boolean: true means MRCACHE_LOG_LEVEL=1" },
+	{ "MRCACHE_DISABLE", "0",
+	  "boolean: pass-through, nothing cached: every get registers, every last put deregisters" },
 	{ "MRCACHE_LOG_LEVEL", "error",
 	  "0/error, 1/debug (monitor choice, variables read), 2/trace (also libbpf, refused registrations)" },
 	{ "MRCACHE_MAX_BYTES", "unlimited",
 	  "a size: most bytes cached (0 or unlimited: no limit); overrides max_bytes" },
 	{ "MRCACHE_MAX_REGIONS", "unlimited",
-	  "a count: most regions cached (0 or unlimited: no limit); overrides max_regions" },
+	  "a count: most regions cached (0 or unlimited: no limit, not off: see MRCACHE_DISABLE); overrides max_regions" },
 	{ "MRCACHE_MONITOR", "auto",
 	  "auto, kernel, bpf, uffd, hooks or none; overrides the config's monitor" },
 	{ "MRCACHE_PROF", "",
 	  "prefix: write latency histograms to prefix.<pid>.json at exit (for mrc-prof)" },
 	{ "MRCACHE_STATS", "0", "boolean: print the statistics when a cache is destroyed" },
+	{ "MRCACHE_<NAME>_<VAR>", "",
+	  "for the cache named NAME (cfg.name, upper-cased) only: VAR is MONITOR, MAX_REGIONS, MAX_BYTES, STATS or DISABLE; wins over MRCACHE_<VAR>" },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -157,12 +161,32 @@ int mrc_env_size(const char *name, size_t *out)
 	return -EINVAL;
 }
 
+/* MRCACHE_<NAME>_<VAR>: NAME letters and digits, VAR a per-cache one. */
+static int is_per_name(const char *var, size_t namelen)
+{
+	static const char *const per_cache[] = {
+		"MONITOR", "MAX_REGIONS", "MAX_BYTES", "STATS", "DISABLE",
+	};
+	const char *name = var + strlen(PREFIX), *end = var + namelen;
+	const char *p = name;
+
+	while (p < end && isalnum((unsigned char)*p))
+		p++;
+	if (p == name || p >= end || *p != '_' || p - name > 32)
+		return 0;
+	p++;
+	for (size_t i = 0; i < sizeof(per_cache) / sizeof(per_cache[0]); i++)
+		if (strlen(per_cache[i]) == (size_t)(end - p) && !strncmp(p, per_cache[i], (size_t)(end - p)))
+			return 1;
+	return 0;
+}
+
 static int is_known(const char *var, size_t namelen)
 {
 	for (size_t i = 0; i < NKNOWN; i++)
 		if (strlen(known[i].name) == namelen && !strncmp(var, known[i].name, namelen))
 			return 1;
-	return 0;
+	return is_per_name(var, namelen);
 }
 
 /* Append s to buf (of size n, holding len bytes), "..." once it is full. */

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "common/env.h"
 #include "common/log.h"
 #include "monitor/monitor.h"
@@ -30,6 +31,7 @@ static void *sink_arg;
 static int program_level;		/* atomic */
 static int env_level = LEVEL_UNREAD;	/* atomic */
 static __thread int quiet;		/* see mrc_log_quiet() */
+static __thread const char *cache_name;	/* see mrc_log_name() */
 
 static int read_env_level(void)
 {
@@ -72,22 +74,33 @@ void mrc_log_quiet(int on)
 	quiet = on;
 }
 
+const char *mrc_log_name(const char *name)
+{
+	const char *old = cache_name;
+
+	cache_name = name;
+	return old;
+}
+
 /* The program's function gets the message whole: formatted on the stack,
  * or on the heap when it is longer (a verifier log). */
-static void deliver(mrcache_log_fn fn, void *arg, int level, const char *fmt, va_list ap)
+static void deliver(mrcache_log_fn fn, void *arg, int level, const char *name,
+		    const char *fmt, va_list ap)
 {
 	char buf[1024], *msg = buf;
 	va_list again;
-	int n;
+	int n, pre = name ? snprintf(buf, sizeof(buf), "%s: ", name) : 0;
 
 	va_copy(again, ap);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (n >= (int)sizeof(buf)) {
-		msg = malloc((size_t)n + 1);
-		if (msg)
-			vsnprintf(msg, (size_t)n + 1, fmt, again);
-		else
+	n = vsnprintf(buf + pre, sizeof(buf) - (size_t)pre, fmt, ap);
+	if (n >= 0 && n + pre >= (int)sizeof(buf)) {
+		msg = malloc((size_t)(n + pre) + 1);
+		if (msg) {
+			memcpy(msg, buf, (size_t)pre);
+			vsnprintf(msg + pre, (size_t)n + 1, fmt, again);
+		} else {
 			msg = buf;
+		}
 	}
 	va_end(again);
 	if (n >= 0)
@@ -112,10 +125,12 @@ void mrc_log(int level, const char *fmt, ...)
 	pthread_mutex_unlock(&sink_lock);
 	va_start(ap, fmt);
 	if (fn) {
-		deliver(fn, arg, level, fmt, ap);
+		deliver(fn, arg, level, cache_name, fmt, ap);
 	} else {
 		flockfile(stderr);	/* one line, even among threads */
 		fputs("mrcache: ", stderr);
+		if (cache_name)
+			fprintf(stderr, "%s: ", cache_name);
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
 		funlockfile(stderr);

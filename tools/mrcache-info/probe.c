@@ -124,8 +124,11 @@ void info_monitors(FILE *out)
 			if (!first && kind != MRCACHE_MONITOR_NONE)
 				first = name;
 		} else {
-			fprintf(out, "  %-7s no: %s (%s)\n", name, reason(said, kind),
-				strerrorname_np(-rc) ? strerrorname_np(-rc) : strerror(-rc));
+			/* The code first: the library's reason may quote another
+			 * errno (open's ENOENT behind the kernel monitor's ENODEV). */
+			fprintf(out, "  %-7s no: mrcache_create gives -%s; %s\n", name,
+				strerrorname_np(-rc) ? strerrorname_np(-rc) : strerror(-rc),
+				reason(said, kind));
 		}
 	}
 	fprintf(out, "  auto    %s%s\n", first ? "would use " : "would fail: no monitor starts",

@@ -45,6 +45,9 @@ int info_config(FILE *out)
 	print_limit(out, "max_bytes", in_effect.max_bytes);
 	fprintf(out, "  %-13s %s\n", "merge",
 		in_effect.flags & MRCACHE_FLAG_NO_MERGE ? "no" : "yes");
+	fprintf(out, "  %-13s %s\n", "caching",
+		in_effect.flags & MRCACHE_FLAG_DISABLE ?
+		"off: pass-through, every get registers, every last put deregisters" : "on");
 	if (said[0])
 		fprintf(out, "  the library said: %s\n", said);
 	return 0;
