@@ -192,7 +192,11 @@ INSTALL_HEADERS  += include/uapi/linux/mrmon.h
 INSTALL_PCS      += mrcache.pc.in mrcache-hooks.pc.in
 INSTALL_BINS     += $(TOOL_BIN)
 INSTALL_MANS     := $(sort $(wildcard man/*.[137]))
-INSTALL_DOCS     := $(sort $(wildcard LICENSE*))
+# The licenses, and the documents the manual pages point to.
+INSTALL_DOCS     := $(sort $(wildcard LICENSE*)) docs/mrc-prof.md docs/benchmarks.md
+# valgrind's suppressions for the bpf monitor's loader (mrcache(7)).
+INSTALL_SUPP     := valgrind/mrcache.supp
+suppdir          ?= $(datarootdir)/mrcache/valgrind
 CMAKE_FILES      := mrcache-config.cmake mrcache-config-version.cmake
 
 # The CMake files find the rest relative to themselves, so a tree installed
@@ -228,7 +232,7 @@ endef
 
 install: installable
 	install -d $(DESTDIR)$(libdir) $(DESTDIR)$(includedir)/mrcache $(DESTDIR)$(pkgconfigdir) \
-	  $(DESTDIR)$(cmakedir) $(DESTDIR)$(bindir) $(DESTDIR)$(docdir) \
+	  $(DESTDIR)$(cmakedir) $(DESTDIR)$(bindir) $(DESTDIR)$(docdir) $(DESTDIR)$(suppdir) \
 	  $(addprefix $(DESTDIR)$(mandir)/man,$(sort $(subst .,,$(suffix $(INSTALL_MANS)))))
 	$(foreach f,$(INSTALL_SOLIBS),$(call install_solib,$f))
 	$(call install_each,755,$(INSTALL_DSOS),$(DESTDIR)$(libdir)/)
@@ -240,6 +244,7 @@ install: installable
 	$(call install_each,755,$(INSTALL_BINS),$(DESTDIR)$(bindir)/)
 	$(foreach f,$(INSTALL_MANS),$(call install_each,644,$f,$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $f))/))
 	$(call install_each,644,$(INSTALL_DOCS),$(DESTDIR)$(docdir)/)
+	$(call install_each,644,$(INSTALL_SUPP),$(DESTDIR)$(suppdir)/)
 
 # Also the uapi header's old place, $(includedir)/linux/mrmon.h (0.1.0).
 uninstall:
@@ -253,8 +258,10 @@ uninstall:
 	  $(addprefix $(DESTDIR)$(cmakedir)/,$(CMAKE_FILES)) \
 	  $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(INSTALL_BINS))) \
 	  $(foreach f,$(INSTALL_MANS),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $f))/$(notdir $f)) \
-	  $(addprefix $(DESTDIR)$(docdir)/,$(INSTALL_DOCS))
-	rmdir $(DESTDIR)$(includedir)/mrcache $(DESTDIR)$(cmakedir) $(DESTDIR)$(docdir) 2>/dev/null || true
+	  $(addprefix $(DESTDIR)$(docdir)/,$(notdir $(INSTALL_DOCS))) \
+	  $(addprefix $(DESTDIR)$(suppdir)/,$(notdir $(INSTALL_SUPP)))
+	rmdir $(DESTDIR)$(includedir)/mrcache $(DESTDIR)$(cmakedir) $(DESTDIR)$(docdir) \
+	  $(DESTDIR)$(suppdir) $(DESTDIR)$(datarootdir)/mrcache 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-tsan $(CLEAN_EXTRA)

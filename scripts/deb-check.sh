@@ -77,6 +77,9 @@ mrcache-tools usr/share/man/man1/mrc-prof.1.gz
 mrcache-tools usr/bin/mrc-audit
 mrcache-tools usr/lib/$ma/libmrc-audit.so
 mrcache-tools usr/share/man/man1/mrc-audit.1.gz
+mrcache-tools usr/share/doc/mrcache-tools/mrc-prof.md
+mrcache-tools usr/share/doc/mrcache-tools/benchmarks.md
+libmrcache-dev usr/share/mrcache/valgrind/mrcache.supp
 mrmon-dkms usr/src/mrmon-$version/dkms.conf
 mrmon-dkms usr/src/mrmon-$version/include/uapi/linux/mrmon.h
 mrmon-dkms lib/udev/rules.d/60-mrmon.rules

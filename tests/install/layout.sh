@@ -36,9 +36,10 @@ done
 for m in "$src"/man/*.[137]; do
 	[ -e "$m" ] && expected+=("usr/share/man/man${m##*.}/$(basename "$m")")
 done
-for l in "$src"/LICENSE*; do
+for l in "$src"/LICENSE* "$src"/docs/mrc-prof.md "$src"/docs/benchmarks.md; do
 	expected+=("usr/share/doc/mrcache/$(basename "$l")")
 done
+expected+=(usr/share/mrcache/valgrind/mrcache.supp)
 
 for f in "${expected[@]}"; do
 	[ -e "$root/$f" ] || { echo "not installed: $f"; bad=1; }
