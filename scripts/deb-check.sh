@@ -77,8 +77,8 @@ mrcache-tools usr/share/man/man1/mrc-prof.1.gz
 mrcache-tools usr/bin/mrc-audit
 mrcache-tools usr/lib/$ma/libmrc-audit.so
 mrcache-tools usr/share/man/man1/mrc-audit.1.gz
-mrcache-tools usr/share/doc/mrcache-tools/mrc-prof.md
-mrcache-tools usr/share/doc/mrcache-tools/benchmarks.md
+mrcache-tools usr/share/doc/mrcache-tools/mrc-prof.md.gz
+mrcache-tools usr/share/doc/mrcache-tools/benchmarks.md.gz
 libmrcache-dev usr/share/mrcache/valgrind/mrcache.supp
 mrmon-dkms usr/src/mrmon-$version/dkms.conf
 mrmon-dkms usr/src/mrmon-$version/include/uapi/linux/mrmon.h

@@ -46,17 +46,17 @@ int main(void)
 	cfg.ops = &test_backend_ops;
 	cfg.ops_arg = &tb;
 	CHECK_EQ(mrc_backend_open(&cfg, &be), 0);
-	CHECK_EQ(be->ops->reg(be, buf, 4096, MRCACHE_ACCESS_LOCAL_WRITE, 0, &r1), 0);
+	CHECK_EQ(be->ops->reg(be, buf, 4096, MRCACHE_ACCESS_LOCAL_WRITE, 0, &r1, NULL), 0);
 	CHECK(test_backend_covers(&tb, buf, 4096));
 	CHECK(!test_backend_covers(&tb, buf + 4096, 1));
 	CHECK(r1.handle != NULL && r1.key == 1);
 
 	/* The callback's own errors come back as they are. */
-	CHECK_EQ(be->ops->reg(be, buf + 4096, 4096, 0, 0, &r2), -ENOSPC);
+	CHECK_EQ(be->ops->reg(be, buf + 4096, 4096, 0, 0, &r2, NULL), -ENOSPC);
 	test_backend_fail(&tb, -EAGAIN, 1);
 	CHECK_EQ(be->ops->dereg(be, &r1), 0);
-	CHECK_EQ(be->ops->reg(be, buf, 4096, 0, 0, &r2), -EAGAIN);
-	CHECK_EQ(be->ops->reg(be, buf, 4096, 0, 0, &r2), 0);
+	CHECK_EQ(be->ops->reg(be, buf, 4096, 0, 0, &r2, NULL), -EAGAIN);
+	CHECK_EQ(be->ops->reg(be, buf, 4096, 0, 0, &r2, NULL), 0);
 	CHECK_EQ(r2.key, 2);
 	CHECK_EQ(be->ops->dereg(be, &r2), 0);
 	CHECK_EQ(be->ops->dereg(be, &r2), -EINVAL);	/* caught, not a crash */
@@ -70,7 +70,7 @@ int main(void)
 	/* A positive return is a broken callback: an error, never success. */
 	cfg.ops = &positive_ops;
 	CHECK_EQ(mrc_backend_open(&cfg, &be), 0);
-	CHECK_EQ(be->ops->reg(be, buf, 4096, 0, 0, &r1), -EPROTO);
+	CHECK_EQ(be->ops->reg(be, buf, 4096, 0, 0, &r1, NULL), -EPROTO);
 	CHECK(!mrc_backend_resource_error(-EPROTO));
 	CHECK_EQ(be->ops->dereg(be, &r1), -EPROTO);
 	be->ops->close(be);

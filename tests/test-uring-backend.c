@@ -76,17 +76,17 @@ int main(void)
 	b = map_fresh(NULL);
 	c = map_fresh(NULL);
 	CHECK(a && b && c);
-	CHECK_EQ(be->ops->reg(be, a, BUF_LEN, 0, 0, &ra), 0);
-	CHECK_EQ(be->ops->reg(be, b, BUF_LEN, 0, 0, &rb), 0);
+	CHECK_EQ(be->ops->reg(be, a, BUF_LEN, 0, 0, &ra, NULL), 0);
+	CHECK_EQ(be->ops->reg(be, b, BUF_LEN, 0, 0, &rb, NULL), 0);
 	CHECK(ra.key < 2 && rb.key < 2 && ra.key != rb.key);
 
 	/* Full table: a resource error, so the cache would evict and retry. */
-	ret = be->ops->reg(be, c, BUF_LEN, 0, 0, &rc);
+	ret = be->ops->reg(be, c, BUF_LEN, 0, 0, &rc, NULL);
 	CHECK_EQ(ret, -ENOSPC);
 	CHECK(mrc_backend_resource_error(ret));
 
 	/* Over the kernel's 1 GiB per buffer: a clear, non-resource error. */
-	ret = be->ops->reg(be, c, (1ul << 30) + 4096, 0, 0, &rbig);
+	ret = be->ops->reg(be, c, (1ul << 30) + 4096, 0, 0, &rbig, NULL);
 	CHECK_EQ(ret, -E2BIG);
 	CHECK(!mrc_backend_resource_error(ret));
 
@@ -104,14 +104,14 @@ int main(void)
 	/* dereg empties the slot (I/O through it now fails) and frees it. */
 	CHECK_EQ(be->ops->dereg(be, &ra), 0);
 	CHECK(oracle_check_index(&o, 0, (int)ra.key, a, BUF_LEN) < 0);
-	CHECK_EQ(be->ops->reg(be, c, BUF_LEN, 0, 0, &rc), 0);
+	CHECK_EQ(be->ops->reg(be, c, BUF_LEN, 0, 0, &rc, NULL), 0);
 	CHECK_EQ(rc.key, ra.key);
 	CHECK_EQ(oracle_check_index(&o, 0, (int)rc.key, c, BUF_LEN), ORACLE_FRESH);
 
 	CHECK_EQ(be->ops->dereg(be, &rb), 0);
 	/* Unpinnable memory: the kernel's error, not a resource shortage. */
 	CHECK_EQ(munmap(b, BUF_LEN), 0);
-	ret = be->ops->reg(be, b, BUF_LEN, 0, 0, &rb);
+	ret = be->ops->reg(be, b, BUF_LEN, 0, 0, &rb, NULL);
 	CHECK_EQ(ret, -EFAULT);
 	CHECK(!mrc_backend_resource_error(ret));
 	CHECK(map_fresh(b) == b);

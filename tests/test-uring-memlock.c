@@ -47,7 +47,7 @@ static int child(rlim_t limit)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return 2;
-	ret = be->ops->reg(be, buf, LARGE, 0, 0, &reg);
+	ret = be->ops->reg(be, buf, LARGE, 0, 0, &reg, NULL);
 	printf("limit %lu KiB: reg of %d KiB -> %d\n", (unsigned long)limit / 1024,
 	       LARGE / 1024, ret);
 	if (!ret)

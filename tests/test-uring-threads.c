@@ -39,7 +39,7 @@ static void *worker(void *arg)
 	struct mrc_reg r;
 
 	for (int i = 0; i < ROUNDS; i++) {
-		int ret = be->ops->reg(be, buf, LEN, 0, 0, &r);
+		int ret = be->ops->reg(be, buf, LEN, 0, 0, &r, NULL);
 
 		if (ret == -ENOSPC)
 			continue;	/* more threads than free slots: fine */
@@ -85,8 +85,8 @@ int main(void)
 
 	/* Every slot came back: the table fills exactly once more. */
 	for (int i = 0; i < SLOTS; i++)
-		CHECK_EQ(be->ops->reg(be, bufs, LEN, 0, 0, &regs[i]), 0);
-	CHECK_EQ(be->ops->reg(be, bufs, LEN, 0, 0, &regs[0]), -ENOSPC);
+		CHECK_EQ(be->ops->reg(be, bufs, LEN, 0, 0, &regs[i], NULL), 0);
+	CHECK_EQ(be->ops->reg(be, bufs, LEN, 0, 0, &regs[0], NULL), -ENOSPC);
 	for (int i = 0; i < SLOTS; i++)
 		CHECK_EQ(be->ops->dereg(be, &regs[i]), 0);
 	be->ops->close(be);

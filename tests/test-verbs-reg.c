@@ -41,7 +41,7 @@ static void test_backend(struct mrcache_config *cfg, char *buf)
 		struct ibv_mr *mr;
 
 		memset(&reg, 0, sizeof(reg));
-		CHECK_EQ(be->ops->reg(be, buf, LEN, access, 0, &reg), 0);
+		CHECK_EQ(be->ops->reg(be, buf, LEN, access, 0, &reg, NULL), 0);
 		mr = reg.handle;
 		CHECK(mr != NULL);
 		if (!mr)
@@ -54,20 +54,20 @@ static void test_backend(struct mrcache_config *cfg, char *buf)
 		CHECK_EQ(be->ops->dereg(be, &reg), 0);
 		CHECK(reg.handle == NULL);
 	}
-	CHECK_EQ(be->ops->reg(be, buf, 0, MRCACHE_ACCESS_LOCAL_WRITE, 0, &reg), -EINVAL);
-	CHECK_EQ(be->ops->reg(be, buf, LEN, MRCACHE_ACCESS_ALL + 1, 0, &reg), -EINVAL);
+	CHECK_EQ(be->ops->reg(be, buf, 0, MRCACHE_ACCESS_LOCAL_WRITE, 0, &reg, NULL), -EINVAL);
+	CHECK_EQ(be->ops->reg(be, buf, LEN, MRCACHE_ACCESS_ALL + 1, 0, &reg, NULL), -EINVAL);
 	reg.handle = NULL;
 	CHECK_EQ(be->ops->dereg(be, &reg), -EINVAL);
 
 	gone = map(LEN);
 	munmap(gone, LEN);
-	CHECK_EQ(be->ops->reg(be, gone, LEN, MRCACHE_ACCESS_REMOTE_WRITE, 0, &reg), -EFAULT);
+	CHECK_EQ(be->ops->reg(be, gone, LEN, MRCACHE_ACCESS_REMOTE_WRITE, 0, &reg, NULL), -EFAULT);
 	CHECK(!mrc_backend_resource_error(-EFAULT));
 	/* Control: mapped again, the same range registers. */
 	CHECK(mmap(gone, LEN, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == gone);
 	memset(gone, 1, LEN);
-	CHECK_EQ(be->ops->reg(be, gone, LEN, MRCACHE_ACCESS_REMOTE_WRITE, 0, &reg), 0);
+	CHECK_EQ(be->ops->reg(be, gone, LEN, MRCACHE_ACCESS_REMOTE_WRITE, 0, &reg, NULL), 0);
 	CHECK_EQ(be->ops->dereg(be, &reg), 0);
 	munmap(gone, LEN);
 	be->ops->close(be);

@@ -19,7 +19,6 @@ struct mrc_backend;
 struct mrc_reg {		/* one registration, stored in the region */
 	void *handle;		/* struct ibv_mr *, callback handle */
 	uint64_t key;		/* io_uring index, lkey, callback key */
-	void *user;		/* mrcache_region_user(); reg may set it */
 	uint32_t rkey;
 };
 
@@ -27,9 +26,9 @@ struct mrc_backend_ops {
 	const char *name;
 	int (*open)(const struct mrcache_config *cfg, struct mrc_backend **out);
 	void (*close)(struct mrc_backend *be);
-	/* out->user holds the get's user pointer on entry. */
+	/* *user holds the get's user pointer on entry; reg may change it. */
 	int (*reg)(struct mrc_backend *be, void *addr, size_t len,
-		   unsigned access, uint64_t flags, struct mrc_reg *out);
+		   unsigned access, uint64_t flags, struct mrc_reg *out, void **user);
 	int (*dereg)(struct mrc_backend *be, struct mrc_reg *reg);
 };
 

@@ -65,22 +65,23 @@ static int cb_result(const char *what, int ret)
 }
 
 static int cb_reg(struct mrc_backend *be, void *addr, size_t len,
-		  unsigned access, uint64_t flags, struct mrc_reg *out)
+		  unsigned access, uint64_t flags, struct mrc_reg *out, void **user)
 {
 	struct cb_backend *cb = cb_of(be);
-	void *handle = NULL, *user = out->user;
+	void *handle = NULL, *none = NULL;
 	uint64_t key = 0;
 	int ret;
 
+	if (!user)
+		user = &none;
 	if (cb->reg_ex)
 		ret = cb_result("reg_ex", cb->reg_ex(cb->arg, addr, len, access, flags,
-						     &handle, &key, &user));
+						     &handle, &key, user));
 	else
 		ret = cb_result("reg", cb->ops->reg(cb->arg, addr, len, access,
 						    &handle, &key));
 	if (ret)
 		return ret;
-	out->user = user;
 	out->handle = handle;
 	out->key = key;
 	out->rkey = 0;

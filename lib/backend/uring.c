@@ -201,7 +201,7 @@ static void ub_explain(int err, void *addr, size_t len)
 }
 
 static int ub_reg(struct mrc_backend *be, void *addr, size_t len,
-		  unsigned access, uint64_t flags, struct mrc_reg *out)
+		  unsigned access, uint64_t flags, struct mrc_reg *out, void **user)
 {
 	struct uring_backend *ub = ub_of(be);
 	unsigned idx;

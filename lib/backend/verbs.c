@@ -115,7 +115,7 @@ static void vb_close(struct mrc_backend *be)
 }
 
 static int vb_reg(struct mrc_backend *be, void *addr, size_t len,
-		  unsigned access, uint64_t flags, struct mrc_reg *out)
+		  unsigned access, uint64_t flags, struct mrc_reg *out, void **user)
 {
 	struct verbs_backend *vb = vb_of(be);
 	struct ibv_mr *mr;

@@ -145,6 +145,8 @@ static struct mrcache_region *region_alloc(struct mrcache *c)
 	} while (!__atomic_compare_exchange_n(&r->refstate, &old, new, 0,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	memset(&region_cold(r)->reg, 0, sizeof(struct mrc_reg));
+	if (region_slab(r)->user)
+		region_slab(r)->user[r - region_slab(r)->hot] = NULL;
 	region_cold(r)->flags = 0;
 	region_cold(r)->cause = 0;
 	return r;
@@ -559,6 +561,20 @@ static int kill_merged(struct mrcache_region *r, void *arg)
 	return 0;
 }
 
+/* Store r's user pointer, allocating its slab's array on first use. */
+static int region_set_user(struct mrcache_region *r, void *user)
+{
+	struct mrc_slab *slab = region_slab(r);
+
+	if (!slab->user) {
+		slab->user = calloc(REGION_SLAB_REGIONS, sizeof(void *));
+		if (!slab->user)
+			return -ENOMEM;
+	}
+	slab->user[r - slab->hot] = user;
+	return 0;
+}
+
 /* What a get asked beyond the range and access. */
 struct get_req {
 	uint64_t flags;			/* backend flags, hints included */
@@ -573,12 +589,16 @@ static int backend_reg(struct mrcache *c, struct mrcache_region *r, const struct
 		reclaim_flush(c);
 	for (;;) {
 		uint64_t t0 = mrc_now_ns(), dt;
+		void *user = req->user;
 		int rc;
 
-		region_cold(r)->reg.user = req->user;
 		rc = c->backend->ops->reg(c->backend, (void *)region_start(r),
 					  region_end(r) - region_start(r), region_access(r),
-					  req->flags, &region_cold(r)->reg);
+					  req->flags, &region_cold(r)->reg, &user);
+		if (rc == 0 && user && region_set_user(r, user)) {
+			dereg_one(c, r);
+			rc = -ENOMEM;
+		}
 
 		dt = mrc_now_ns() - t0;
 		c->st.register_ns += dt;
@@ -950,7 +970,9 @@ uint32_t mrcache_region_rkey(const struct mrcache_region *r)
 
 void *mrcache_region_user(const struct mrcache_region *r)
 {
-	return r ? region_cold(r)->reg.user : NULL;
+	void **user = r ? region_slab(r)->user : NULL;
+
+	return user ? user[r - region_slab(r)->hot] : NULL;
 }
 
 /* --- whole-cache operations --- */
@@ -1032,6 +1054,8 @@ int mrcache_progress(struct mrcache *c)
 
 static void cache_free(struct mrcache *c)
 {
+	for (size_t i = 0; i < c->slabs.count; i++)
+		free(((struct mrc_slab *)(c->slabs.arena.base + i * REGION_SLAB_BYTES))->user);
 	mrc_slabset_fini(&c->slabs);
 	mrc_lru_fini(&c->lru);
 	mrc_index_destroy(c->index);

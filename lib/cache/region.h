@@ -70,10 +70,14 @@ struct region_cold {
 #define REGION_SLAB_REGIONS (REGION_SLAB_BYTES / \
 			     (sizeof(struct mrcache_region) + sizeof(struct region_cold)))
 
-/* No header: the cache's slabset (slabset.h) knows its slabs. */
+/* No header: the cache's slabset (slabset.h) knows its slabs.  user is
+ * the regions' user pointers (mrcache_region_user()), allocated the first
+ * time one of them gets one, so a cache that never sets any pays nothing
+ * per region: it lives in the slab's spare tail. */
 struct mrc_slab {
 	struct mrcache_region hot[REGION_SLAB_REGIONS];
 	struct region_cold cold[REGION_SLAB_REGIONS];
+	void **user;			/* NULL, or REGION_SLAB_REGIONS of them */
 };
 _Static_assert(sizeof(struct mrc_slab) <= REGION_SLAB_BYTES, "a slab fits its alignment");
 
