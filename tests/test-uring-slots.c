@@ -129,5 +129,6 @@ int main(void)
 		CHECK_EQ(mrcache_destroy(c), 0);
 	io_uring_queue_exit(&ring);
 	io_uring_queue_exit(&bare);
+	free(app);
 	return test_result();
 }
