@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@
 
 struct mrfi_watch {
 	struct mrfi_watch *next;	/* hash chain */
+	struct mrfi_watch *slot_next;	/* by_slot chain */
 	uintptr_t addr;
 	size_t len;
 	uint32_t slot;
@@ -81,7 +83,10 @@ struct mrfi_monitor {
 	size_t map_size;
 	const uint64_t *words;
 	uint32_t nslots;
-	struct mrfi_watch **by_slot;	/* live watch of each slot */
+	/* The watches of each slot, newest first: the module frees a watch
+	 * when it invalidates it and may give its slot to a new watch as soon
+	 * as the event thread has read the event, before it handles it. */
+	struct mrfi_watch **by_slot;
 	struct mrfi_watch **buckets;	/* by (addr, len) */
 	size_t nbuckets;
 	struct mrfi_stats stats;
@@ -141,14 +146,30 @@ static int mrfi_table_grow(struct mrfi_monitor *m)
 	return 0;
 }
 
+/* A watch whose word was cleared is already gone from the module (ABI 3):
+ * no system call; -ESTALE from a race with its invalidation is harmless. */
 static void mrfi_unwatch(struct mrfi_monitor *m, struct mrfi_watch *w)
 {
 	struct mrmon_unwatch_entry e = { .slot = w->slot, .expected = w->expected };
 	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
-	int rc = mrfi_ioctl(m->fd, MRMON_IOC_UNWATCH, &b);
+	int rc;
 
-	if (rc)
+	if (!mrfi_intact(m, w))
+		return;
+	rc = mrfi_ioctl(m->fd, MRMON_IOC_UNWATCH, &b);
+	if (rc && rc != -ESTALE)
 		fprintf(stderr, "mrmon-fi: unwatch of slot %u: %s\n", w->slot, strerror(-rc));
+}
+
+/* Called with m->lock held: the watch of `slot` with that generation. */
+static struct mrfi_watch *mrfi_by_slot(const struct mrfi_monitor *m, uint32_t slot,
+				       uint64_t generation)
+{
+	struct mrfi_watch *w = slot < m->nslots ? m->by_slot[slot] : NULL;
+
+	while (w && w->expected >> 1 != generation)
+		w = w->slot_next;
+	return w;
 }
 
 /* Called with m->lock held: unlinks w from the table and the kernel. */
@@ -159,7 +180,9 @@ static void mrfi_detach(struct mrfi_monitor *m, struct mrfi_watch *w)
 	while (*p != w)
 		p = &(*p)->next;
 	*p = w->next;
-	m->by_slot[w->slot] = NULL;
+	for (p = &m->by_slot[w->slot]; *p != w; p = &(*p)->slot_next)
+		;
+	*p = w->slot_next;
 	m->stats.live--;
 	mrfi_unwatch(m, w);
 }
@@ -195,7 +218,18 @@ static int mrfi_subscribe(struct fid_mem_monitor *mon, const void *addr, size_t 
 	if (m->stats.live + 1 > m->nbuckets && mrfi_table_grow(m) == 0)
 		h = mrfi_hash(m, r.start, len);
 	w = calloc(1, sizeof(*w));
-	rc = w ? mrfi_ioctl(m->fd, MRMON_IOC_WATCH, &b) : -ENOMEM;
+	rc = w ? -EAGAIN : -ENOMEM;
+	/* Not armed (expected 0): an invalidation of the range is in
+	 * flight, and it ends without waiting for us: try again. */
+	while (rc == -EAGAIN) {
+		r = (struct mrmon_range){ .start = (uintptr_t)addr, .len = len };
+		b = (struct mrmon_batch){ .entries = (uintptr_t)&r, .count = 1 };
+		rc = mrfi_ioctl(m->fd, MRMON_IOC_WATCH, &b);
+		if (!rc && !r.expected) {
+			rc = -EAGAIN;
+			sched_yield();
+		}
+	}
 	if (rc) {
 		free(w);
 		m->stats.watch_errors++;
@@ -208,6 +242,7 @@ static int mrfi_subscribe(struct fid_mem_monitor *mon, const void *addr, size_t 
 	w->users = 1;
 	w->next = m->buckets[h];	/* newest first */
 	m->buckets[h] = w;
+	w->slot_next = m->by_slot[r.slot];
 	m->by_slot[r.slot] = w;
 	m->stats.watches++;
 	m->stats.live++;
@@ -299,15 +334,15 @@ static void mrfi_retire(struct mrfi_monitor *m, uint32_t slot, uint64_t expected
 	bool backed;
 
 	pthread_mutex_lock(&m->lock);
-	w = m->by_slot[slot];
+	w = mrfi_by_slot(m, slot, expected >> 1);
 	/* An invalidated watch gains no users: subscribe shares intact ones. */
-	backed = w && w->expected == expected && w->users;
+	backed = w && w->users;
 	pthread_mutex_unlock(&m->lock);
 	if (backed)
 		mrfi_notify(m, start, end);
 	pthread_mutex_lock(&m->lock);
-	w = m->by_slot[slot];
-	if (w && w->expected == expected) {
+	w = mrfi_by_slot(m, slot, expected >> 1);
+	if (w) {
 		mrfi_detach(m, w);
 		free(w);
 	}
@@ -325,15 +360,18 @@ static void mrfi_rescan(struct mrfi_monitor *m)
 		uint64_t expected = 0;
 
 		pthread_mutex_lock(&m->lock);
-		w = m->by_slot[s];
-		if (w && !mrfi_intact(m, w)) {
+		for (w = m->by_slot[s]; w && mrfi_intact(m, w); w = w->slot_next)
+			;
+		if (w) {
 			addr = w->addr;
 			len = w->len;
 			expected = w->expected;
 		}
 		pthread_mutex_unlock(&m->lock);
-		if (expected)
+		if (expected) {
 			mrfi_retire(m, s, expected, addr, addr + len);
+			s--;	/* the slot may hold another one */
+		}
 	}
 }
 
@@ -351,9 +389,8 @@ static void mrfi_event(struct mrfi_monitor *m, const struct mrmon_event *ev)
 	pthread_mutex_lock(&m->lock);
 	m->stats.events++;
 	/* An event of a watch already removed (unsubscribed) is dropped. */
-	if (ev->slot < m->nslots && m->by_slot[ev->slot] &&
-	    m->by_slot[ev->slot]->expected >> 1 == ev->generation)
-		expected = m->by_slot[ev->slot]->expected;
+	if (mrfi_by_slot(m, ev->slot, ev->generation))
+		expected = ev->generation << 1 | MRMON_WORD_VALID;
 	pthread_mutex_unlock(&m->lock);
 	if (expected)
 		mrfi_retire(m, ev->slot, expected, ev->start, ev->end);

@@ -2,30 +2,27 @@
 /*
  * mrmon.h - module-internal declarations.
  *
- * One context per open descriptor, bound to the opener's mm, and one
- * struct mrmon_watch per watched range.  Locks, outermost first:
+ * One context per open descriptor, bound to the opener's mm: one classic
+ * struct mmu_notifier (registered by SETUP) and the module's own interval
+ * tree of watches behind it.  Locks, outermost first:
  *
- *   ctx->mutex  (sleeping) serialises SETUP, WATCH, UNWATCH and
- *               REVALIDATE: the slot table (slot_watch, free_slots,
- *               nfree), the generation counter, the memory charge.
- *               Held across copy_from_user, allocation,
- *               mmu_interval_notifier_insert/remove (which may take
- *               mmap_lock for the mm's first notifier) and the snapshots
- *               of mrmon_snapshot.c (a lockless walk: no mmap_lock); the
- *               notifier never takes it, and no path takes it with
- *               mmap_lock held (mmap and the map's fault handler take no
- *               context lock).
- *   ctx->lock   (spinlock, leaf) guards the words, the header counters,
- *               the event ring, the overflow flag, and each watch's gen
- *               and changed fields.  Taken by the notifier callback; never
- *               held across anything that sleeps, allocates or takes
- *               mmap_lock.
+ *   ctx->mutex  (sleeping, taken killably) serialises SETUP against
+ *               itself.  WATCH and UNWATCH do not take it: after SETUP
+ *               everything they change is under ctx->lock.
+ *   ctx->lock   (spinlock, leaf) guards the tree, the slot table (slot
+ *               -> watch, the free and limbo stacks), the generation
+ *               counter, the words, the header counters, the event ring,
+ *               the overflow flag, the active-invalidation count and range
+ *               and the per-watch charge.  Taken by the notifier callbacks,
+ *               which may be non-blockable (the OOM reaper): never held
+ *               across anything that sleeps, allocates or takes mmap_lock.
  */
 #ifndef MRMON_INTERNAL_H
 #define MRMON_INTERNAL_H
 
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/sched/user.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -37,31 +34,22 @@
 #endif
 
 /*
- * One watched range.  Allocated by WATCH, freed by UNWATCH or close; a
- * slot without a watch costs its word and its two entries of the slot
- * table.
+ * One watched range, a node of its descriptor's interval tree.  Allocated
+ * by WATCH; freed by UNWATCH, by the invalidation that clears its word
+ * (inside the callback), or by close.
  */
 struct mrmon_watch {
-	struct mmu_interval_notifier sub;	/* inserted while it lives */
-	struct mrmon_ctx *ctx;
-	u64 cookie;		/* set before insert, then immutable */
-	u64 gen;		/* written under ctx->mutex and ctx->lock */
-	u64 fingerprint;	/* the pages at WATCH (mrmon_snapshot.c) */
+	union {
+		struct rb_node rb;	/* in ctx->tree, under ctx->lock */
+		struct mrmon_watch *dead_next;	/* on ctx->dead_list */
+	};
+	unsigned long start;		/* first byte */
+	unsigned long last;		/* last byte (inclusive) */
+	unsigned long subtree_last;	/* the tree's augmentation */
+	u64 cookie;
+	u64 gen;
 	u32 slot;
-	bool has_snapshot;	/* fingerprint valid; under ctx->mutex */
-	/* saw an event REVALIDATE cannot undo; under ctx->lock */
-	bool changed;
 };
-
-static inline unsigned long mrmon_watch_start(const struct mrmon_watch *w)
-{
-	return w->sub.interval_tree.start;
-}
-
-static inline unsigned long mrmon_watch_end(const struct mrmon_watch *w)
-{
-	return w->sub.interval_tree.last + 1;
-}
 
 static inline u64 mrmon_word_of(u64 gen)
 {
@@ -80,6 +68,7 @@ static inline bool mrmon_zero(const u64 *v, unsigned int n)
 struct mrmon_mm_count;
 
 struct mrmon_ctx {
+	struct mmu_notifier mn;		/* registered by SETUP */
 	struct mm_struct *mm;		/* the opener's; mmgrab()bed */
 	struct mrmon_mm_count *mm_count;	/* its watches, all descriptors */
 	struct user_struct *user;	/* the opener's; charged (mrmon_charge.c) */
@@ -93,25 +82,40 @@ struct mrmon_ctx {
 	 */
 	int setup_done;
 	u32 nslots, nevents;
-	struct page **pages;		/* header page + words */
+	void *map;			/* vmalloc: header page + words */
 	unsigned int npages;
-	void *map;			/* vmap of pages */
 	struct mrmon_header *hdr;
 	u64 *words;
 	struct mrmon_event *ring;
 
-	/* Under ctx->mutex.  The slot table, nslots entries each, allocated
-	 * by SETUP: a slot either has its watch in slot_watch or is on the
-	 * free stack, never both, and WATCH takes slots only off the stack.
+	/* Under ctx->lock.  A slot is in exactly one place: holding a live
+	 * watch (slot_watch), on the free stack, in the event ring (its
+	 * watch was freed by an invalidation; the slot is freed when read()
+	 * hands the event over), or in limbo (the same, but the event was
+	 * lost to an overflow; freed when the overflow is reported).  So a
+	 * slot is never reused before user space has been told its watch is
+	 * gone.
 	 */
+	struct rb_root_cached tree;
 	struct mrmon_watch **slot_watch;	/* slot -> its watch, or NULL */
-	u32 *free_slots;		/* stack of the slots without a watch */
-	u32 nfree;			/* its height */
+	u32 *free_slots;		/* stack of free slots */
+	u32 nfree;
+	u32 *limbo;			/* stack of slots whose event was lost */
+	u32 nlimbo;
 	u64 next_gen;
+	/* Invalidations in flight, and the union of their ranges (as KVM's
+	 * mmu_invalidate_in_progress and mmu_invalidate_range_start/end).
+	 */
+	unsigned long active;
+	unsigned long active_start, active_end;
+	bool dead;			/* closed: the callbacks do nothing */
+	/* Watches an invalidation unlinked, freed later in process context
+	 * (mrmon_dead_free()), so the callback never frees memory.
+	 */
+	struct mrmon_watch *dead_list;
 	size_t charged_bytes;		/* what mrmon_charge() accounted */
 	unsigned long charged_pages;	/* of it, on user->locked_vm */
 
-	/* Under ctx->lock. */
 	u32 ring_head, ring_count;
 	bool overflow_unreported;
 };
@@ -121,35 +125,37 @@ long mrmon_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* mrmon_setup.c */
 long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg);
+void mrmon_ctx_release(struct mrmon_ctx *ctx);
 void mrmon_ctx_free(struct mrmon_ctx *ctx);
 
 /* mrmon_watch.c */
-int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r);
+int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r,
+		    struct mrmon_watch **spare);
 int mrmon_unwatch_one(struct mrmon_ctx *ctx, const struct mrmon_unwatch_entry *e);
-int mrmon_revalidate_one(struct mrmon_ctx *ctx, struct mrmon_unwatch_entry *e);
-void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected);
+unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
+				 unsigned long end, u32 cause);
 void mrmon_watches_free(struct mrmon_ctx *ctx);
+void mrmon_dead_free(struct mrmon_ctx *ctx);
+struct mrmon_watch *mrmon_watch_alloc(void);
+void mrmon_watch_free(struct mrmon_watch *w);
 int mrmon_slots_alloc(struct mrmon_ctx *ctx, u32 nslots);
 void mrmon_slots_free(struct mrmon_ctx *ctx);
+void mrmon_slot_put(struct mrmon_ctx *ctx, u32 slot);
 int mrmon_watch_cache_init(void);
 void mrmon_watch_cache_exit(void);
 
-/* mrmon_snapshot.c */
-void mrmon_snapshot_key_init(void);
-int mrmon_snapshot(struct mrmon_watch *w, unsigned long seq, bool pinned,
-		   u64 *fingerprint);
-
 /* mrmon_notify.c */
-extern const struct mmu_interval_notifier_ops mrmon_interval_ops;
+extern const struct mmu_notifier_ops mrmon_mn_ops;
 bool mrmon_events_ready(struct mrmon_ctx *ctx);
 bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev);
 void mrmon_event_unpop_lost(struct mrmon_ctx *ctx);
+bool mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev);
 
 /* mrmon_mm.c */
 struct mrmon_mm_count *mrmon_mm_get(struct mm_struct *mm);
 void mrmon_mm_put(struct mrmon_mm_count *c);
 int mrmon_mm_watch_add(struct mrmon_mm_count *c);
-void mrmon_mm_watch_del(struct mrmon_mm_count *c);
+void mrmon_mm_watch_sub(struct mrmon_mm_count *c, unsigned long n);
 
 /* mrmon_charge.c */
 int mrmon_charge(struct mrmon_ctx *ctx, size_t bytes);

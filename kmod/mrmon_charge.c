@@ -37,7 +37,7 @@ static int mrmon_locked_vm_add(struct mrmon_ctx *ctx, unsigned long pages)
 
 /**
  * mrmon_charge() - account @bytes more of @ctx's kernel memory
- * @ctx: the descriptor; ctx->mutex held
+ * @ctx: the descriptor; ctx->lock held (the callbacks free watches)
  * @bytes: how much the caller is about to allocate
  *
  * Return: 0, or -ENOMEM when the user's RLIMIT_MEMLOCK would be exceeded.
@@ -47,7 +47,7 @@ int mrmon_charge(struct mrmon_ctx *ctx, size_t bytes)
 	unsigned long pages = DIV_ROUND_UP(ctx->charged_bytes + bytes, PAGE_SIZE);
 	int ret;
 
-	lockdep_assert_held(&ctx->mutex);
+	lockdep_assert_held(&ctx->lock);
 	if (pages > ctx->charged_pages) {
 		ret = mrmon_locked_vm_add(ctx, pages - ctx->charged_pages);
 		if (ret)
@@ -60,14 +60,14 @@ int mrmon_charge(struct mrmon_ctx *ctx, size_t bytes)
 
 /**
  * mrmon_uncharge() - give back what mrmon_charge() accounted
- * @ctx: the descriptor; ctx->mutex held
+ * @ctx: the descriptor; ctx->lock held
  * @bytes: as charged
  */
 void mrmon_uncharge(struct mrmon_ctx *ctx, size_t bytes)
 {
 	unsigned long pages;
 
-	lockdep_assert_held(&ctx->mutex);
+	lockdep_assert_held(&ctx->lock);
 	ctx->charged_bytes -= bytes;
 	pages = DIV_ROUND_UP(ctx->charged_bytes, PAGE_SIZE);
 	atomic_long_sub(ctx->charged_pages - pages, &ctx->user->locked_vm);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * mrmon_ioctl.c - the ioctl entry point: HANDSHAKE, and the batches of
- * WATCH, UNWATCH and REVALIDATE entries (mrmon_watch.c does one entry;
- * mrmon_setup.c does SETUP).
+ * WATCH and UNWATCH entries (mrmon_watch.c does one entry; mrmon_setup.c
+ * does SETUP).  ABI 2's REVALIDATE answers -EOPNOTSUPP (docs/abi.md).
  */
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -24,8 +24,7 @@ static long mrmon_handshake(void __user *uarg)
 	if (hs.abi_version != MRMON_ABI_VERSION)
 		ret = -EPROTONOSUPPORT;	/* hs still says which one we speak */
 	hs.abi_version = MRMON_ABI_VERSION;
-	hs.features = MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH |
-		      MRMON_FEATURE_REVALIDATE;
+	hs.features = MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH;
 	hs.max_slots = mrmon_limit(&mrmon_max_slots);
 	hs.max_events = mrmon_limit(&mrmon_max_events);
 	hs.max_batch = mrmon_limit(&mrmon_max_batch);
@@ -36,78 +35,63 @@ static long mrmon_handshake(void __user *uarg)
 	return ret;
 }
 
-union mrmon_entry {
-	struct mrmon_range r;
-	struct mrmon_unwatch_entry u;
-};
+/* Entries of a batch this small are copied to the stack. */
+#define MRMON_BATCH_STACK	4
 
-/*
- * Under ctx->mutex: one entry of a batch, its outputs written back.  The
- * copies have constant sizes, which spares each the hardened-usercopy
- * check of the object's bounds (2.7% of a WATCH in the guest's profile).
- */
-static int mrmon_batch_one(struct mrmon_ctx *ctx, unsigned int cmd,
-			   void __user *ue)
+/* WATCH: every entry in order, then the outputs back in one copy. */
+static int mrmon_watch_batch(struct mrmon_ctx *ctx, struct mrmon_range *r,
+			     u32 count, u32 *done, void __user *ue)
 {
-	union mrmon_entry e;
-	int ret;
+	struct mrmon_watch *spare = NULL;
+	int ret = 0;
+	u32 i;
 
-	switch (cmd) {
-	case MRMON_IOC_WATCH:
-		if (copy_from_user(&e.r, ue, sizeof(e.r)))
-			return -EFAULT;
-		ret = mrmon_watch_one(ctx, &e.r);
-		if (!ret && copy_to_user(ue, &e.r, sizeof(e.r))) {
-			/* The caller cannot learn the slot: undo. */
+	for (*done = 0; *done < count; (*done)++) {
+		ret = mrmon_watch_one(ctx, &r[*done], &spare);
+		if (ret)
+			break;
+	}
+	mrmon_watch_free(spare);
+	if (*done && copy_to_user(ue, r, *done * sizeof(*r))) {
+		/* The caller cannot learn the slots: undo (an entry an
+		 * invalidation already freed answers -ESTALE, harmlessly).
+		 */
+		for (i = 0; i < *done; i++) {
 			struct mrmon_unwatch_entry u = {
-				.slot = e.r.slot, .expected = e.r.expected,
+				.slot = r[i].slot, .expected = r[i].expected,
 			};
 
-			mrmon_unwatch_one(ctx, &u);
-			ret = -EFAULT;
+			if (u.expected)
+				mrmon_unwatch_one(ctx, &u);
 		}
-		return ret;
-	case MRMON_IOC_UNWATCH:
-		if (copy_from_user(&e.u, ue, sizeof(e.u)))
-			return -EFAULT;
-		return mrmon_unwatch_one(ctx, &e.u);
-	default: {
-		u64 old;
-
-		if (copy_from_user(&e.u, ue, sizeof(e.u)))
-			return -EFAULT;
-		old = e.u.expected;
-		ret = mrmon_revalidate_one(ctx, &e.u);
-		if (!ret && copy_to_user(ue, &e.u, sizeof(e.u))) {
-			/* The caller cannot learn the new word: keep the old
-			 * generation so it can still unwatch.
-			 */
-			if (e.u.expected && e.u.expected != old)
-				mrmon_revalidate_undo(ctx, e.u.slot, old);
-			ret = -EFAULT;
-		}
-		return ret;
+		*done = 0;
+		ret = -EFAULT;
 	}
-	}
+	return ret;
 }
 
 /**
- * mrmon_batch() - WATCH, UNWATCH or REVALIDATE ioctl
+ * mrmon_batch() - WATCH or UNWATCH ioctl
  * @ctx: the descriptor; current->mm == ctx->mm
- * @cmd: which of the three
+ * @cmd: which of the two
  * @uarg: struct mrmon_batch in user memory
  *
- * Entries run in order under ctx->mutex; the first error stops the batch
- * and `done` says how many took effect.
+ * The entries are copied in (at most max_batch of them) before any lock
+ * is taken and the outputs copied out after: a page fault on the array
+ * (userfaultfd, FUSE) delays only this call.  The first error stops the
+ * batch and `done` says how many took effect.
  *
- * Return: 0, or the first entry's error, or -EINVAL/-EBADFD/-EFAULT for
- * the batch itself.
+ * Return: 0, or the first entry's error, or -EINVAL/-EBADFD/-EFAULT/
+ * -ENOMEM for the batch itself.
  */
 static long mrmon_batch(struct mrmon_ctx *ctx, unsigned int cmd, void __user *uarg)
 {
 	size_t esize = cmd == MRMON_IOC_WATCH ? sizeof(struct mrmon_range)
 					      : sizeof(struct mrmon_unwatch_entry);
+	struct mrmon_range stack[MRMON_BATCH_STACK];
+	void __user *ue;
 	struct mrmon_batch b;
+	void *e = stack;
 	long ret = 0;
 
 	if (copy_from_user(&b, uarg, sizeof(b)))
@@ -117,18 +101,35 @@ static long mrmon_batch(struct mrmon_ctx *ctx, unsigned int cmd, void __user *ua
 		return -EINVAL;
 	if (!b.count || b.count > mrmon_limit(&mrmon_max_batch))
 		return -EINVAL;
-	/* Pairs with mrmon_setup()'s release: slots and words exist. */
+	/* Pairs with mrmon_setup()'s release: slots, words and notifier exist. */
 	if (!smp_load_acquire(&ctx->setup_done))
 		return -EBADFD;
 
-	mutex_lock(&ctx->mutex);
-	for (b.done = 0; b.done < b.count; b.done++) {
-		ret = mrmon_batch_one(ctx, cmd,
-				      u64_to_user_ptr(b.entries + (u64)b.done * esize));
-		if (ret)
-			break;
+	mrmon_dead_free(ctx);
+	ue = u64_to_user_ptr(b.entries);
+	if (b.count * esize > sizeof(stack)) {
+		e = kvmalloc_array(b.count, esize, GFP_KERNEL_ACCOUNT);
+		if (!e)
+			return -ENOMEM;
 	}
-	mutex_unlock(&ctx->mutex);
+	if (copy_from_user(e, ue, b.count * esize)) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (cmd == MRMON_IOC_WATCH) {
+		ret = mrmon_watch_batch(ctx, e, b.count, &b.done, ue);
+	} else {
+		struct mrmon_unwatch_entry *u = e;
+
+		for (b.done = 0; b.done < b.count; b.done++) {
+			ret = mrmon_unwatch_one(ctx, &u[b.done]);
+			if (ret)
+				break;
+		}
+	}
+out:
+	if (e != stack)
+		kvfree(e);
 	if (copy_to_user(uarg, &b, sizeof(b)))
 		return -EFAULT;
 	return ret;
@@ -175,10 +176,13 @@ long mrmon_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case MRMON_IOC_HANDSHAKE:
 		return mrmon_handshake(uarg);
 	case MRMON_IOC_SETUP:
-		mutex_lock(&ctx->mutex);
+		if (mutex_lock_killable(&ctx->mutex))
+			return -EINTR;
 		ret = mrmon_setup(ctx, uarg);
 		mutex_unlock(&ctx->mutex);
 		return ret;
+	case MRMON_IOC_REVALIDATE:
+		return -EOPNOTSUPP;
 	default:
 		return mrmon_batch(ctx, cmd, uarg);
 	}

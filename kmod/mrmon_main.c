@@ -14,6 +14,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include "mrmon.h"
 
 /*
@@ -62,7 +63,7 @@ MODULE_PARM_DESC(max_slots, "Largest number of watches per descriptor (1..2^21)"
 module_param_cb(max_events, &mrmon_limit_ops, &mrmon_max_events, 0644);
 MODULE_PARM_DESC(max_events, "Largest event queue per descriptor (1..2^20)");
 module_param_cb(max_batch, &mrmon_limit_ops, &mrmon_max_batch, 0644);
-MODULE_PARM_DESC(max_batch, "Largest WATCH/UNWATCH/REVALIDATE batch (1..2^16)");
+MODULE_PARM_DESC(max_batch, "Largest WATCH/UNWATCH batch (1..2^16)");
 module_param_cb(max_watches_per_mm, &mrmon_limit_ops, &mrmon_max_watches_per_mm, 0644);
 MODULE_PARM_DESC(max_watches_per_mm,
 		 "Most watches of one address space, all descriptors (1..2^21)");
@@ -74,7 +75,7 @@ MODULE_PARM_DESC(max_watches_per_mm,
  *
  * Context: process context, any local user.
  *
- * Return: 0; -EPERM for a kernel thread (no mm); -ENOMEM.
+ * Return: 0; -EPERM for a kernel thread (no mm); -ENOMEM; -EINTR.
  */
 static int mrmon_open(struct inode *inode, struct file *file)
 {
@@ -86,9 +87,11 @@ static int mrmon_open(struct inode *inode, struct file *file)
 	if (!ctx)
 		return -ENOMEM;
 	ctx->mm_count = mrmon_mm_get(current->mm);
-	if (!ctx->mm_count) {
+	if (IS_ERR(ctx->mm_count)) {
+		long ret = PTR_ERR(ctx->mm_count);
+
 		kfree(ctx);
-		return -ENOMEM;
+		return ret;
 	}
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
@@ -96,6 +99,7 @@ static int mrmon_open(struct inode *inode, struct file *file)
 	ctx->unlimited = capable(CAP_IPC_LOCK);
 	mutex_init(&ctx->mutex);
 	spin_lock_init(&ctx->lock);
+	ctx->tree = RB_ROOT_CACHED;
 	init_waitqueue_head(&ctx->wq);
 	file->private_data = ctx;
 	return nonseekable_open(inode, file);
@@ -107,13 +111,14 @@ static int mrmon_open(struct inode *inode, struct file *file)
  * @file: the file
  *
  * Context: whoever dropped the last reference (the opener, a process that
- * received the descriptor, exit); may sleep (removes the notifiers).
+ * received the descriptor, exit); never waits on the owner's mm
+ * (mrmon_ctx_release()).
  *
  * Return: 0.
  */
 static int mrmon_release(struct inode *inode, struct file *file)
 {
-	mrmon_ctx_free(file->private_data);
+	mrmon_ctx_release(file->private_data);
 	return 0;
 }
 
@@ -121,14 +126,17 @@ static int mrmon_release(struct inode *inode, struct file *file)
  * mrmon_map_fault() - insert a page of the shared map
  * @vmf: the fault, in the owner's map VMA
  *
- * The map's pages are inserted on fault, so a zap of the map
+ * The map's pages are inserted on fault as special PTEs (VM_PFNMAP,
+ * vmf_insert_pfn()): no struct page is reachable through the mapping, so
+ * GUP, GUP-fast and vmsplice() of a word page fail.  A zap of the map
  * (MADV_DONTNEED) only costs a fault on the next load.  The context lives
  * as long as the VMA: the VMA holds the file.
  *
  * Context: page fault, mmap_lock held (or the VMA lock); takes no context
  * lock.
  *
- * Return: 0 with vmf->page referenced, or VM_FAULT_SIGBUS past the map.
+ * Return: VM_FAULT_NOPAGE with the PTE set, or VM_FAULT_SIGBUS past the
+ * map.
  */
 static vm_fault_t mrmon_map_fault(struct vm_fault *vmf)
 {
@@ -136,9 +144,8 @@ static vm_fault_t mrmon_map_fault(struct vm_fault *vmf)
 
 	if (vmf->pgoff >= ctx->npages)
 		return VM_FAULT_SIGBUS;
-	vmf->page = ctx->pages[vmf->pgoff];
-	get_page(vmf->page);
-	return 0;
+	return vmf_insert_pfn(vmf->vma, vmf->address,
+			      vmalloc_to_pfn(ctx->map + (vmf->pgoff << PAGE_SHIFT)));
 }
 
 static const struct vm_operations_struct mrmon_vm_ops = {
@@ -181,25 +188,27 @@ static int mrmon_mmap_prepare(struct vm_area_desc *desc)
 	if (ret)
 		return ret;
 	/* The flags mrmon_vma_flags() gives a VMA, on the descriptor. */
-	desc->vm_flags = (desc->vm_flags | VM_IO | VM_DONTCOPY | VM_DONTEXPAND |
-			  VM_DONTDUMP) & ~VM_MAYWRITE;
+	desc->vm_flags = (desc->vm_flags | VM_IO | VM_PFNMAP | VM_DONTCOPY |
+			  VM_DONTEXPAND | VM_DONTDUMP) & ~VM_MAYWRITE;
 	desc->vm_ops = &mrmon_vm_ops;
 	return 0;
 }
 #else
 /*
  * Read-only for good (no VM_MAYWRITE), never inherited (VM_DONTCOPY, which
- * MADV_DOFORK cannot clear on a VM_IO mapping), never pinned or read
- * through GUP (VM_IO), never grown, never dumped.
+ * MADV_DOFORK cannot clear on a VM_IO mapping), special PTEs only
+ * (VM_PFNMAP: GUP and GUP-fast find no page to pin or reference; VM_IO
+ * makes the slow path refuse the VMA too), never grown, never dumped.
  */
 static void mrmon_vma_flags(struct vm_area_struct *vma)
 {
 #ifdef MRMON_HAVE_VM_FLAGS_SET
-	vm_flags_mod(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
-		     VM_MAYWRITE);
+	vm_flags_mod(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
+		     VM_DONTDUMP, VM_MAYWRITE);
 #else
 	vma->vm_flags &= ~VM_MAYWRITE;
-	vma->vm_flags |= VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
+			 VM_DONTDUMP;
 #endif
 }
 
@@ -257,6 +266,7 @@ static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 		return -EBADFD;
 	if (!want)
 		return -EINVAL;
+	mrmon_dead_free(ctx);
 	while (done < want) {
 		for (n = 0; n < MRMON_READ_BATCH && done + n < want; n++)
 			if (!mrmon_event_pop(ctx, &ev[n]))
@@ -326,7 +336,6 @@ static int __init mrmon_init(void)
 
 	if (ret)
 		return ret;
-	mrmon_snapshot_key_init();
 	ret = misc_register(&mrmon_dev);
 	if (ret)
 		mrmon_watch_cache_exit();
@@ -336,6 +345,8 @@ static int __init mrmon_init(void)
 static void __exit mrmon_exit(void)
 {
 	misc_deregister(&mrmon_dev);
+	/* Contexts still waiting for their SRCU grace period are freed. */
+	mmu_notifier_synchronize();
 	mrmon_watch_cache_exit();
 }
 

@@ -15,6 +15,7 @@
  * an open descriptor; mrmon_mm_lock (a mutex: open and release only)
  * guards the table and the entries' refs, the count itself is atomic.
  */
+#include <linux/err.h>
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -34,19 +35,23 @@ static DEFINE_MUTEX(mrmon_mm_lock);
  * mrmon_mm_get() - the watch count of an mm, for a new descriptor
  * @mm: the opener's
  *
- * Return: the entry (one reference taken), or NULL without memory.
+ * Return: the entry (one reference taken), ERR_PTR(-ENOMEM) without
+ * memory, ERR_PTR(-EINTR) on a fatal signal.
  */
 struct mrmon_mm_count *mrmon_mm_get(struct mm_struct *mm)
 {
 	struct mrmon_mm_count *c;
 
-	mutex_lock(&mrmon_mm_lock);
+	if (mutex_lock_killable(&mrmon_mm_lock))
+		return ERR_PTR(-EINTR);
 	hash_for_each_possible(mrmon_mm_table, c, node, (unsigned long)mm)
 		if (c->mm == mm)
 			goto found;
 	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
-	if (!c)
+	if (!c) {
+		c = ERR_PTR(-ENOMEM);
 		goto out;
+	}
 	c->mm = mm;
 	hash_add(mrmon_mm_table, &c->node, (unsigned long)mm);
 found:
@@ -77,7 +82,8 @@ int mrmon_mm_watch_add(struct mrmon_mm_count *c)
 	return 0;
 }
 
-void mrmon_mm_watch_del(struct mrmon_mm_count *c)
+/* n watches of the mm gone. */
+void mrmon_mm_watch_sub(struct mrmon_mm_count *c, unsigned long n)
 {
-	atomic_dec(&c->watches);
+	atomic_sub(n, &c->watches);
 }

@@ -1,39 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mrmon_notify.c - the invalidation callback and the event queue it feeds.
+ * mrmon_notify.c - the descriptor's mmu_notifier and the event queue it
+ * feeds.
  *
- * The callback runs in whatever thread changes the page tables (the
- * munmap caller, khugepaged, kswapd), inside that change's
- * invalidate_range_start, before any page leaves the mapping.  It clears
- * the word there and then, so the unmapping call cannot return while the
- * word still looks valid:
+ * The callbacks run in whatever thread changes the page tables (the
+ * munmap caller, khugepaged, kswapd, the OOM reaper), inside that
+ * change's invalidate_range_start, before any page leaves the mapping.
+ * They clear the words there and then, so the unmapping call cannot
+ * return while a word still looks valid:
  *
  *   munmap thread                     library thread (hit path)
  *   -------------                     -------------------------
  *   invalidate_range_start
- *     mrmon_invalidate
+ *     mrmon_mn_start
+ *       filter the event (O(1))
  *       spin_lock(ctx->lock)
- *       set the notifier's seq
- *       word &= ~1 (store-release)
- *       enqueue event
+ *       active++, widen the range
+ *       mrmon_watches_clear: per overlapping watch,
+ *         word &= ~1 (store-release), enqueue, unlink, free
  *       spin_unlock
  *   zap page tables, free pages
+ *   invalidate_range_end
+ *     mrmon_mn_end: active--
  *   return to user                    load_acquire(word) != expected: miss
  *
- * Its work is a constant per watch the range overlaps: one leaf spinlock,
- * a few stores, one ring slot.  It never sleeps, allocates, or reads page
- * tables; it shares no lock with any path that takes mmap_lock.  How many
- * watches one range can overlap is bounded by the users' memory charge
- * (mrmon_charge.c).
+ * Work per call: O(1) for a filtered event; otherwise one leaf spinlock,
+ * an interval-tree descent O(log n) and a constant per watch it clears,
+ * each watch at most once in its life.  Never sleeps, allocates or reads
+ * page tables, so a non-blockable range (the OOM reaper) is never refused.
  */
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include "mrmon.h"
 
 /*
- * The filter.  Skipping an event is safe only when the pages a pinned
- * registration holds stay mapped at the same addresses; docs/mrmon.md has
- * the table with the measurements.
+ * The filter, decided from the event alone before any lock or tree walk.
+ * Skipping an event is safe only when the pages a pinned registration
+ * holds stay mapped at the same addresses (docs/mrmon.md, "The filter").
  */
 static u32 mrmon_cause_of(enum mmu_notifier_event event)
 {
@@ -73,11 +76,20 @@ static void mrmon_header_sync(struct mrmon_ctx *ctx)
 		   ctx->ring_count + (ctx->overflow_unreported ? 1 : 0));
 }
 
-/* Under ctx->lock. */
-static void mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev)
+/**
+ * mrmon_event_push() - queue an event
+ * @ctx: the descriptor; ctx->lock held
+ * @ev: the event
+ *
+ * Return: true if queued; false if the queue was full (an overflow is
+ * reported instead, and the caller parks the slot in limbo).
+ */
+bool mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev)
 {
+	bool queued = ctx->ring_count < ctx->nevents;
+
 	lockdep_assert_held(&ctx->lock);
-	if (ctx->ring_count == ctx->nevents) {
+	if (!queued) {
 		ctx->overflow_unreported = true;
 		WRITE_ONCE(ctx->hdr->overflows, ctx->hdr->overflows + 1);
 	} else {
@@ -87,72 +99,107 @@ static void mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev
 		ctx->ring_count++;
 	}
 	mrmon_header_sync(ctx);
+	return queued;
 }
 
-/* Under ctx->lock: clear the word if it still holds this watch. */
-static bool mrmon_word_clear_locked(struct mrmon_watch *w, unsigned long start,
-				    unsigned long end, u32 cause)
+/* Under ctx->lock: an invalidation of [start, end) is in flight. */
+static void mrmon_active_add(struct mrmon_ctx *ctx, unsigned long start,
+			     unsigned long end)
 {
-	struct mrmon_ctx *ctx = w->ctx;
-	u64 valid = mrmon_word_of(w->gen);
-	struct mrmon_event ev;
-
 	lockdep_assert_held(&ctx->lock);
-	if (READ_ONCE(ctx->words[w->slot]) != valid)
-		return false;
-	/* Publishes the clear; the hit path pairs it with an acquire load. */
-	smp_store_release(&ctx->words[w->slot], valid & ~MRMON_WORD_VALID);
-	WRITE_ONCE(ctx->hdr->invalidations, ctx->hdr->invalidations + 1);
-	ev.cookie = w->cookie;
-	ev.start = start;
-	ev.end = end;
-	ev.generation = w->gen;
-	ev.slot = w->slot;
-	ev.cause = cause;
-	mrmon_event_push(ctx, &ev);
-	return true;
+	if (!ctx->active++) {
+		ctx->active_start = start;
+		ctx->active_end = end;
+	} else {
+		ctx->active_start = min(ctx->active_start, start);
+		ctx->active_end = max(ctx->active_end, end);
+	}
 }
 
 /**
- * mrmon_invalidate() - the interval notifier's callback
- * @sub: the watch's notifier
- * @range: what is changing; may be far wider than the watch
- * @cur_seq: the sequence the collision protocol records
+ * mrmon_mn_start() - invalidate_range_start of the descriptor's notifier
+ * @mn: ctx->mn
+ * @range: what is changing; may be far wider than any watch
  *
- * Context: the invalidating thread's invalidate_range_start, blockable or
- * not (the OOM reaper); takes only ctx->lock.
+ * Context: the invalidating thread, blockable or not; takes only
+ * ctx->lock.
  *
- * Return: true always: it never needs to sleep, so it never refuses a
- * non-blockable range.
+ * Return: 0 always: it never needs to sleep.
  */
-static bool mrmon_invalidate(struct mmu_interval_notifier *sub,
-			     const struct mmu_notifier_range *range,
-			     unsigned long cur_seq)
+static int mrmon_mn_start(struct mmu_notifier *mn,
+			  const struct mmu_notifier_range *range)
 {
-	struct mrmon_watch *w = container_of(sub, struct mrmon_watch, sub);
-	struct mrmon_ctx *ctx = w->ctx;
+	struct mrmon_ctx *ctx = container_of(mn, struct mrmon_ctx, mn);
 	u32 cause = mrmon_cause_of(range->event);
-	bool woke = false;
+	unsigned int cleared;
 
+	if (!cause)
+		return 0;
 	spin_lock(&ctx->lock);
-	/* Every event, even one that changes no PFN, fails a snapshot that
-	 * overlaps it (mrmon_snapshot.c): one rule, no case to get wrong.
-	 */
-	mmu_interval_set_seq(sub, cur_seq);
-	if (cause) {
-		if (cause != MRMON_CAUSE_CLEAR)
-			w->changed = true;
-		woke = mrmon_word_clear_locked(w, max(range->start, mrmon_watch_start(w)),
-					       min(range->end, mrmon_watch_end(w)), cause);
+	if (ctx->dead) {
+		spin_unlock(&ctx->lock);
+		return 0;
 	}
+	mrmon_active_add(ctx, range->start, range->end);
+	cleared = mrmon_watches_clear(ctx, range->start, range->end, cause);
 	spin_unlock(&ctx->lock);
-	if (woke)
+	if (cleared)
 		wake_up_interruptible(&ctx->wq);
-	return true;
+	return 0;
 }
 
-const struct mmu_interval_notifier_ops mrmon_interval_ops = {
-	.invalidate = mrmon_invalidate,
+/**
+ * mrmon_mn_end() - invalidate_range_end: the change is done
+ * @mn: ctx->mn
+ * @range: as given to mrmon_mn_start(), with the same event
+ *
+ * The same filter as the start, so only counted starts are counted out.
+ * An end whose start ran before SETUP registered the notifier cannot
+ * happen (registration excludes invalidations in flight with
+ * mm_take_all_locks() and the mmap_lock); the count is not decremented
+ * past zero all the same.
+ */
+static void mrmon_mn_end(struct mmu_notifier *mn,
+			 const struct mmu_notifier_range *range)
+{
+	struct mrmon_ctx *ctx = container_of(mn, struct mrmon_ctx, mn);
+
+	if (!mrmon_cause_of(range->event))
+		return;
+	spin_lock(&ctx->lock);
+	if (ctx->active)
+		ctx->active--;
+	spin_unlock(&ctx->lock);
+}
+
+/*
+ * The address space is torn down (exit_mmap): every watch goes, cause
+ * RELEASE.  The notifier is unhooked after this; no invalidation follows.
+ */
+static void mrmon_mn_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	struct mrmon_ctx *ctx = container_of(mn, struct mrmon_ctx, mn);
+	unsigned int cleared = 0;
+
+	spin_lock(&ctx->lock);
+	if (!ctx->dead)
+		cleared = mrmon_watches_clear(ctx, 0, ULONG_MAX, MRMON_CAUSE_RELEASE);
+	spin_unlock(&ctx->lock);
+	if (cleared)
+		wake_up_interruptible(&ctx->wq);
+}
+
+/* After the last reference and an SRCU grace period (mmu_notifier_put). */
+static void mrmon_mn_free(struct mmu_notifier *mn)
+{
+	mrmon_ctx_free(container_of(mn, struct mrmon_ctx, mn));
+}
+
+const struct mmu_notifier_ops mrmon_mn_ops = {
+	.release = mrmon_mn_release,
+	.invalidate_range_start = mrmon_mn_start,
+	.invalidate_range_end = mrmon_mn_end,
+	.free_notifier = mrmon_mn_free,
 };
 
 bool mrmon_events_ready(struct mrmon_ctx *ctx)
@@ -160,7 +207,10 @@ bool mrmon_events_ready(struct mrmon_ctx *ctx)
 	return READ_ONCE(ctx->hdr->pending) != 0;
 }
 
-/* Take the oldest event; an unreported overflow comes first. */
+/*
+ * Take the oldest event; an unreported overflow comes first and frees the
+ * slots whose events it stands for; a watch's event frees its slot.
+ */
 bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev)
 {
 	bool got = true;
@@ -171,10 +221,13 @@ bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev)
 		ev->slot = ~0u;
 		ev->cause = MRMON_CAUSE_OVERFLOW;
 		ctx->overflow_unreported = false;
+		while (ctx->nlimbo)
+			mrmon_slot_put(ctx, ctx->limbo[--ctx->nlimbo]);
 	} else if (ctx->ring_count) {
 		*ev = ctx->ring[ctx->ring_head];
 		ctx->ring_head = (ctx->ring_head + 1) % ctx->nevents;
 		ctx->ring_count--;
+		mrmon_slot_put(ctx, ev->slot);
 	} else {
 		got = false;
 	}

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mrmon_setup.c - SETUP (the shared map and the event ring) and freeing a
- * context.  Everything SETUP allocates is charged to the opener's memory
- * cgroup and to its RLIMIT_MEMLOCK (mrmon_charge.c).
+ * mrmon_setup.c - SETUP (the shared map, the event ring, the slot table
+ * and the descriptor's mmu_notifier) and the end of a context.
+ * Everything SETUP allocates is charged to the opener's memory cgroup and
+ * to its RLIMIT_MEMLOCK (mrmon_charge.c).
+ *
+ * Lifetime: the context is freed by the notifier's free_notifier, after
+ * mmu_notifier_put() and an SRCU grace period, so a callback still running
+ * on another CPU never sees it freed; ->release itself never waits for
+ * the owner's invalidations (docs/mrmon.md, "Release").
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -11,36 +17,14 @@
 #include <linux/vmalloc.h>
 #include "mrmon.h"
 
-static void mrmon_map_free(struct mrmon_ctx *ctx)
-{
-	unsigned int i;
-
-	if (ctx->map)
-		vunmap(ctx->map);
-	for (i = 0; ctx->pages && i < ctx->npages; i++)
-		if (ctx->pages[i])
-			__free_page(ctx->pages[i]);
-	kvfree(ctx->pages);
-	ctx->map = NULL;
-	ctx->pages = NULL;
-}
-
-/* The shared map: a header page, then one u64 word per slot. */
+/* The shared map: a header page, then one u64 word per slot.  vmalloc
+ * memory, so it can be freed from the SRCU callback (vfree defers).
+ */
 static int mrmon_map_alloc(struct mrmon_ctx *ctx, u32 nslots)
 {
-	unsigned int i;
-
 	ctx->npages = 1 + DIV_ROUND_UP((size_t)nslots * sizeof(u64), PAGE_SIZE);
-	ctx->pages = kvcalloc(ctx->npages, sizeof(*ctx->pages),
-			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!ctx->pages)
-		return -ENOMEM;
-	for (i = 0; i < ctx->npages; i++) {
-		ctx->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!ctx->pages[i])
-			return -ENOMEM;
-	}
-	ctx->map = vmap(ctx->pages, ctx->npages, VM_MAP, PAGE_KERNEL);
+	ctx->map = __vmalloc((size_t)ctx->npages * PAGE_SIZE,
+			     GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 	if (!ctx->map)
 		return -ENOMEM;
 	ctx->hdr = ctx->map;
@@ -52,11 +36,21 @@ static int mrmon_map_alloc(struct mrmon_ctx *ctx, u32 nslots)
 static size_t mrmon_setup_bytes(const struct mrmon_setup *su)
 {
 	size_t map = (1 + DIV_ROUND_UP((size_t)su->nslots * sizeof(u64), PAGE_SIZE)) *
-		     (PAGE_SIZE + sizeof(struct page *));
-	/* A watch pointer and a free-stack entry (mrmon_slots_alloc()). */
-	size_t slots = (size_t)su->nslots * (sizeof(struct mrmon_watch *) + sizeof(u32));
+		     PAGE_SIZE;
+	/* A watch pointer, a free-stack and a limbo entry (mrmon_slots_alloc()). */
+	size_t slots = (size_t)su->nslots * (sizeof(struct mrmon_watch *) + 2 * sizeof(u32));
 
 	return map + slots + (size_t)su->nevents * sizeof(struct mrmon_event);
+}
+
+/* What SETUP allocated; any context (kvfree, vfree). */
+static void mrmon_setup_free(struct mrmon_ctx *ctx)
+{
+	mrmon_slots_free(ctx);
+	vfree(ctx->map);
+	ctx->map = NULL;
+	kvfree(ctx->ring);
+	ctx->ring = NULL;
 }
 
 /**
@@ -65,7 +59,8 @@ static size_t mrmon_setup_bytes(const struct mrmon_setup *su)
  * @uarg: struct mrmon_setup in user memory
  *
  * Return: 0; -EINVAL for a bad argument; -EBUSY if already set up;
- * -ENOMEM when memory or the user's RLIMIT_MEMLOCK runs out; -EFAULT.
+ * -ENOMEM when memory or the user's RLIMIT_MEMLOCK runs out; -EFAULT;
+ * -EINTR if a fatal signal interrupted the notifier's registration.
  */
 long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 {
@@ -86,7 +81,9 @@ long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 		return -EBUSY;
 
 	bytes = mrmon_setup_bytes(&su);
+	spin_lock(&ctx->lock);
 	ret = mrmon_charge(ctx, bytes);
+	spin_unlock(&ctx->lock);
 	if (ret)
 		return ret;
 	ret = -ENOMEM;
@@ -101,43 +98,78 @@ long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 	ret = mrmon_slots_alloc(ctx, su.nslots);
 	if (ret)
 		goto fail;
-
-	su.map_size = (u64)ctx->npages * PAGE_SIZE;
-	if (copy_to_user(uarg, &su, sizeof(su))) {
-		ret = -EFAULT;
-		goto fail;
-	}
-	/* Set only now: a context with nslots has its slot table. */
+	/* Set before the notifier can run: its callbacks use them. */
 	ctx->nslots = su.nslots;
 	ctx->nevents = su.nevents;
-	/* Publishes everything above to mmap, read and poll. */
+	ctx->mn.ops = &mrmon_mn_ops;
+	/* Takes mmap_lock for writing; mmap and the fault handler take no
+	 * context lock, so holding ctx->mutex here cannot deadlock.  Before
+	 * the copy back: an EINTR here must leave the caller's struct as it
+	 * was, so that the same call can be retried.
+	 */
+	ret = mmu_notifier_register(&ctx->mn, ctx->mm);
+	if (ret)
+		goto unset;
+	su.map_size = (u64)ctx->npages * PAGE_SIZE;
+	if (copy_to_user(uarg, &su, sizeof(su))) {
+		/* No watch exists yet: nothing to wait for but the SRCU
+		 * grace period, in the owner's own call.
+		 */
+		mmu_notifier_unregister(&ctx->mn, ctx->mm);
+		ret = -EFAULT;
+		goto unset;
+	}
+	/* Publishes everything above to WATCH, mmap, read and poll. */
 	smp_store_release(&ctx->setup_done, 1);
 	return 0;
 
+unset:
+	ctx->nslots = 0;
+	ctx->nevents = 0;
 fail:
-	mrmon_slots_free(ctx);
-	mrmon_map_free(ctx);
-	kvfree(ctx->ring);
-	ctx->ring = NULL;
+	mrmon_setup_free(ctx);
+	spin_lock(&ctx->lock);
 	mrmon_uncharge(ctx, bytes);
+	spin_unlock(&ctx->lock);
 	return ret;
 }
 
 /**
- * mrmon_ctx_free() - the descriptor's last reference is gone
- * @ctx: no ioctl, read, mmap or fault can run on it any more
+ * mrmon_ctx_free() - free a context
+ * @ctx: unreachable: no file, no callback can run on it
  *
- * Removes every watch's notifier, so nothing of this module stays
- * registered on the mm once its last descriptor is closed.
+ * Context: any, even the SRCU callback with bottom halves off: only
+ * kfree, kvfree and vfree (which defers).
  */
 void mrmon_ctx_free(struct mrmon_ctx *ctx)
 {
+	mrmon_setup_free(ctx);
+	mutex_destroy(&ctx->mutex);
+	kfree(ctx);
+}
+
+/**
+ * mrmon_ctx_release() - the descriptor's last reference is gone
+ * @ctx: no ioctl, read, mmap or fault can run on it any more
+ *
+ * Context: whoever dropped the last reference (the opener, a process that
+ * received the descriptor, the unix-socket garbage collector, exit).
+ * Waits for nothing the owner controls: the watches are taken out of the
+ * tree at once and freed here, and the notifier is put, not unregistered:
+ * its free_notifier frees the context after the callbacks in flight.
+ */
+void mrmon_ctx_release(struct mrmon_ctx *ctx)
+{
+	/* No call can run any more: a plain load sees SETUP's store. */
+	bool registered = ctx->setup_done;
+
 	mrmon_watches_free(ctx);
-	mrmon_map_free(ctx);
-	kvfree(ctx->ring);
 	mrmon_uncharge_all(ctx);
 	mrmon_mm_put(ctx->mm_count);
 	free_uid(ctx->user);
 	mmdrop(ctx->mm);
-	kfree(ctx);
+	if (registered)
+		mmu_notifier_put(&ctx->mn);
+	else
+		mrmon_ctx_free(ctx);
 }

@@ -1,51 +1,66 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mrmon_watch.c - WATCH, UNWATCH and REVALIDATE of one range.
+ * mrmon_watch.c - the interval tree of watches: WATCH, UNWATCH, and the
+ * clearing an invalidation does (mrmon_notify.c calls it).
  *
- * WATCH (ctx->mutex held)                  any thread changing the range
- * -----------------------                  -----------------------------
- * allocate the watch, a free slot, a new
- *   generation g
- * word = g << 1 | 1   (under ctx->lock)
- * mmu_interval_notifier_insert             invalidate_range_start:
- *                                            callback clears the word
- * seq = mmu_interval_read_begin: sleeps
- *   until no invalidation of the mm that
- *   was in progress at insert is left
- * SNAPSHOT: fingerprint the pages, kept
- *   only if !read_retry(seq) (ctx->lock)
- * return {slot, g << 1 | 1}
+ * One struct mmu_notifier per descriptor, and behind it this tree, all
+ * under ctx->lock (the kdreg2 shape).  The collision protocol is the
+ * kernel's own range tracking (KVM's mmu_invalidate_in_progress and
+ * mmu_invalidate_range_start/end): invalidate_range_start counts itself
+ * in ctx->active and widens [active_start, active_end) to cover its range
+ * before it clears anything; invalidate_range_end counts itself out.
  *
- * An invalidation that started before the insert is not reported to the
- * new watch but has finished before WATCH returns, so what the caller
- * registers next is the new mapping; one that starts after the insert
- * clears the word, which the caller's re-check after registering sees.
+ * WATCH (mrmon_watch_one)                 any thread changing the range
+ * -----------------------                 -----------------------------
+ * allocate the watch (no lock held)
+ * spin_lock(ctx->lock)                    invalidate_range_start
+ * an active invalidation overlaps?          (mrmon_mn_start):
+ *   yes: unlock, free, report NOT ARMED     spin_lock(ctx->lock)
+ * take a slot, a new generation g           active++, widen the range
+ * word = g << 1 | 1 (store-release)         for each overlapping watch:
+ * insert into the tree                        word &= ~1 (store-release)
+ * spin_unlock                                 queue its event
+ * return {slot, g << 1 | 1}                   remove it, free it
+ *                                           spin_unlock
+ *                                         change the page tables
+ *                                         invalidate_range_end
+ *                                           (mrmon_mn_end): active--
  *
- * UNWATCH clears the word under ctx->lock first and only then removes the
- * notifier: an unmapping call that runs between the two finds the word
- * already clear, and none can return while the word still reads valid.
+ * Both sides hold ctx->lock, so each WATCH is ordered against each
+ * invalidation start.  An invalidation that started before the insert is
+ * either over (its page-table change is done: what the caller registers
+ * next is the new mapping) or still active, and then WATCH refuses the
+ * range if it overlaps; one that starts after the insert finds the watch
+ * in the tree and clears its word, which the caller's re-check after
+ * registering sees.  No sleep, no mmu_interval_read_begin().
  *
- * REVALIDATE (ctx->mutex held), for a watch whose word a CLEAR cleared:
- * seq = read_begin; snapshot; under ctx->lock, if !read_retry(seq), the
- * watch saw only CLEARs and the fingerprint equals WATCH's: a new
- * generation g', word = g' << 1 | 1.  A registration made after WATCH,
- * whose re-check saw the word valid, pins exactly the pages WATCH
- * fingerprinted (any change in between cleared the word), and pinned pages
- * cannot be freed and reused, so equal fingerprints mean it still maps
- * what the range maps.  The snapshot also refuses a page not pinned for
- * DMA, which guards a caller that broke that protocol (mrmon_snapshot.c).
+ * An invalidation clears each watch at most once: the watch leaves the
+ * tree in the callback that clears it.  One operation over V VMAs (V
+ * invalidate_range_start calls) therefore costs O(V log n + W), W the
+ * watches it clears, n the watches in the tree.
+ *
+ * UNWATCH clears the word and removes the watch under ctx->lock: an
+ * unmapping call either ran its start before (the watch is already gone:
+ * -ESTALE) or after (the watch is not in the tree any more).
  */
+#include <linux/interval_tree_generic.h>
 #include <linux/mm.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
 #include "mrmon.h"
 
+#define MRMON_WATCH_START(w)	((w)->start)
+#define MRMON_WATCH_LAST(w)	((w)->last)
+
+INTERVAL_TREE_DEFINE(struct mrmon_watch, rb, unsigned long, subtree_last,
+		     MRMON_WATCH_START, MRMON_WATCH_LAST, static, mrmon_itree)
+
 static struct kmem_cache *mrmon_watch_cache;
 
 /*
  * What one watch costs, for the per-user charge: the watch and the memory
- * cgroup's pointer for the slab object (136 bytes, as measured on 6.1);
- * its slot's entries in the slot table are charged by SETUP.
+ * cgroup's pointer for the slab object; its slot's entries in the slot
+ * table are charged by SETUP.
  */
 #define MRMON_WATCH_CHARGE	(sizeof(struct mrmon_watch) + 8)
 
@@ -58,6 +73,17 @@ int mrmon_watch_cache_init(void)
 void mrmon_watch_cache_exit(void)
 {
 	kmem_cache_destroy(mrmon_watch_cache);
+}
+
+struct mrmon_watch *mrmon_watch_alloc(void)
+{
+	return kmem_cache_alloc(mrmon_watch_cache, GFP_KERNEL_ACCOUNT);
+}
+
+void mrmon_watch_free(struct mrmon_watch *w)
+{
+	if (w)
+		kmem_cache_free(mrmon_watch_cache, w);
 }
 
 /**
@@ -81,7 +107,9 @@ int mrmon_slots_alloc(struct mrmon_ctx *ctx, u32 nslots)
 				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	ctx->free_slots = kvmalloc_array(nslots, sizeof(*ctx->free_slots),
 					 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!ctx->slot_watch || !ctx->free_slots)
+	ctx->limbo = kvmalloc_array(nslots, sizeof(*ctx->limbo),
+				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!ctx->slot_watch || !ctx->free_slots || !ctx->limbo)
 		return -ENOMEM;
 	for (i = 0; i < nslots; i++)
 		ctx->free_slots[i] = nslots - 1 - i;
@@ -89,14 +117,23 @@ int mrmon_slots_alloc(struct mrmon_ctx *ctx, u32 nslots)
 	return 0;
 }
 
-/* A failed SETUP, or a closing descriptor whose watches are all gone. */
+/* A failed SETUP, or a context being freed.  Any context (kvfree). */
 void mrmon_slots_free(struct mrmon_ctx *ctx)
 {
 	kvfree(ctx->slot_watch);
 	kvfree(ctx->free_slots);
+	kvfree(ctx->limbo);
 	ctx->slot_watch = NULL;
 	ctx->free_slots = NULL;
+	ctx->limbo = NULL;
 	ctx->nfree = 0;
+}
+
+/* Under ctx->lock: a slot without a watch and without a pending event. */
+void mrmon_slot_put(struct mrmon_ctx *ctx, u32 slot)
+{
+	lockdep_assert_held(&ctx->lock);
+	ctx->free_slots[ctx->nfree++] = slot;
 }
 
 static void mrmon_word_set(struct mrmon_ctx *ctx, u32 slot, u64 value)
@@ -106,84 +143,46 @@ static void mrmon_word_set(struct mrmon_ctx *ctx, u32 slot, u64 value)
 	smp_store_release(&ctx->words[slot], value);
 }
 
-/* Under ctx->mutex: a slot and the memory for a watch, or -errno. */
-static struct mrmon_watch *mrmon_watch_alloc(struct mrmon_ctx *ctx)
+/* Under ctx->lock: does an invalidation in flight overlap [start, end)? */
+static bool mrmon_collides(const struct mrmon_ctx *ctx, unsigned long start,
+			   unsigned long end)
 {
-	struct mrmon_watch *w;
-	int ret;
-
-	lockdep_assert_held(&ctx->mutex);
-	ret = mrmon_mm_watch_add(ctx->mm_count);
-	if (ret)
-		return ERR_PTR(ret);
-	ret = mrmon_charge(ctx, MRMON_WATCH_CHARGE);
-	if (ret)
-		goto uncount;
-	ret = -ENOSPC;
-	if (!ctx->nfree)
-		goto uncharge;
-	ret = -ENOMEM;
-	w = kmem_cache_zalloc(mrmon_watch_cache, GFP_KERNEL_ACCOUNT);
-	if (!w)
-		goto uncharge;
-	w->slot = ctx->free_slots[--ctx->nfree];
-	ctx->slot_watch[w->slot] = w;
-	w->ctx = ctx;
-	return w;
-uncharge:
-	mrmon_uncharge(ctx, MRMON_WATCH_CHARGE);
-uncount:
-	mrmon_mm_watch_del(ctx->mm_count);
-	return ERR_PTR(ret);
+	lockdep_assert_held(&ctx->lock);
+	return ctx->active && start < ctx->active_end && end > ctx->active_start;
 }
 
-/* Under ctx->mutex; the notifier is not inserted (or was removed). */
-static void mrmon_watch_free(struct mrmon_ctx *ctx, struct mrmon_watch *w)
+/* Under ctx->lock: UNWATCH's watch leaves the tree and its slot; its word
+ * was cleared by the caller.  The caller frees it.
+ */
+static void mrmon_watch_unlink(struct mrmon_ctx *ctx, struct mrmon_watch *w)
 {
-	lockdep_assert_held(&ctx->mutex);
+	lockdep_assert_held(&ctx->lock);
+	mrmon_itree_remove(w, &ctx->tree);
 	ctx->slot_watch[w->slot] = NULL;
-	ctx->free_slots[ctx->nfree++] = w->slot;
-	kmem_cache_free(mrmon_watch_cache, w);
 	mrmon_uncharge(ctx, MRMON_WATCH_CHARGE);
-	mrmon_mm_watch_del(ctx->mm_count);
-}
-
-/* Under ctx->mutex: WATCH's fingerprint, kept only if nothing collided. */
-static void mrmon_watch_snapshot(struct mrmon_watch *w, unsigned long seq)
-{
-	struct mrmon_ctx *ctx = w->ctx;
-	u64 fp;
-
-	lockdep_assert_held(&ctx->mutex);
-	if (mrmon_snapshot(w, seq, false, &fp))
-		return;
-	spin_lock(&ctx->lock);
-	if (!mmu_interval_read_retry(&w->sub, seq)) {
-		w->fingerprint = fp;
-		w->has_snapshot = true;
-	}
-	spin_unlock(&ctx->lock);
+	mrmon_mm_watch_sub(ctx->mm_count, 1);
 }
 
 /**
  * mrmon_watch_one() - WATCH one range
- * @ctx: the descriptor, set up; ctx->mutex held; current->mm == ctx->mm
+ * @ctx: the descriptor, set up; current->mm == ctx->mm; no lock held
  * @r: the entry, copied from user space; slot and expected filled in
+ * @spare: a watch allocated by the caller, or NULL; taken (set to NULL)
+ *         when the watch is made
  *
- * Return: 0; -EINVAL for a bad entry; -ENOSPC with every slot in use;
- * -EDQUOT with max_watches_per_mm watches in the mm; -ENOMEM past the
- * memory charge; -EINTR if the first watch of the mm was
- * interrupted while the kernel set up its notifier list (try again).
+ * Return: 0 (armed, or not armed with r->expected 0); -EINVAL for a bad
+ * entry; -ENOSPC with every slot in use; -EDQUOT with max_watches_per_mm
+ * watches in the mm; -ENOMEM without memory or past the memory charge.
  */
-int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r)
+int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r,
+		    struct mrmon_watch **spare)
 {
-	unsigned long start, end, seq;
+	unsigned long start, end;
 	struct mrmon_watch *w;
 	int ret;
 
-	lockdep_assert_held(&ctx->mutex);
-	if ((r->flags & ~MRMON_RANGE_SNAPSHOT) || r->slot || r->expected ||
-	    !r->len || r->start + r->len < r->start)
+	if (r->flags || r->slot || r->expected || !r->len ||
+	    r->start + r->len < r->start)
 		return -EINVAL;
 	start = r->start & PAGE_MASK;
 	end = PAGE_ALIGN(r->start + r->len);
@@ -192,143 +191,206 @@ int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r)
 	 */
 	if (!end || end > TASK_SIZE)
 		return -EINVAL;
-
-	w = mrmon_watch_alloc(ctx);
-	if (IS_ERR(w))
-		return PTR_ERR(w);
-	w->cookie = r->cookie;
-	w->gen = ++ctx->next_gen;
-	spin_lock(&ctx->lock);
-	mrmon_word_set(ctx, w->slot, mrmon_word_of(w->gen));
-	spin_unlock(&ctx->lock);
-
-	ret = mmu_interval_notifier_insert(&w->sub, ctx->mm, start, end - start,
-					   &mrmon_interval_ops);
-	if (ret) {
-		spin_lock(&ctx->lock);
-		mrmon_word_set(ctx, w->slot, w->gen << 1);
-		spin_unlock(&ctx->lock);
-		mrmon_watch_free(ctx, w);
-		return ret;
+	if (!*spare) {
+		*spare = mrmon_watch_alloc();
+		if (!*spare)
+			return -ENOMEM;
 	}
-	seq = mmu_interval_read_begin(&w->sub);
-	if (r->flags & MRMON_RANGE_SNAPSHOT)
-		mrmon_watch_snapshot(w, seq);
+	w = *spare;
+	w->start = start;
+	w->last = end - 1;
+	w->cookie = r->cookie;
+
+	spin_lock(&ctx->lock);
+	if (mrmon_collides(ctx, start, end)) {
+		spin_unlock(&ctx->lock);
+		r->slot = 0;
+		r->expected = 0;
+		return 0;
+	}
+	ret = mrmon_mm_watch_add(ctx->mm_count);
+	if (ret)
+		goto unlock;
+	ret = mrmon_charge(ctx, MRMON_WATCH_CHARGE);
+	if (!ret && !ctx->nfree) {
+		mrmon_uncharge(ctx, MRMON_WATCH_CHARGE);
+		ret = -ENOSPC;
+	}
+	if (ret) {
+		mrmon_mm_watch_sub(ctx->mm_count, 1);
+		goto unlock;
+	}
+	w->slot = ctx->free_slots[--ctx->nfree];
+	w->gen = ++ctx->next_gen;
+	ctx->slot_watch[w->slot] = w;
+	mrmon_word_set(ctx, w->slot, mrmon_word_of(w->gen));
+	mrmon_itree_insert(w, &ctx->tree);
 	r->slot = w->slot;
 	r->expected = mrmon_word_of(w->gen);
-	return 0;
-}
-
-/* Under ctx->mutex: the watch an UNWATCH or REVALIDATE entry names. */
-static struct mrmon_watch *mrmon_watch_find(struct mrmon_ctx *ctx,
-					    const struct mrmon_unwatch_entry *e)
-{
-	struct mrmon_watch *w;
-
-	lockdep_assert_held(&ctx->mutex);
-	if (e->flags || e->slot >= ctx->nslots)
-		return ERR_PTR(-EINVAL);
-	/* A user's index: no speculative load past the table either. */
-	w = ctx->slot_watch[array_index_nospec(e->slot, ctx->nslots)];
-	if (!w || w->gen != e->expected >> 1)
-		return ERR_PTR(-ESTALE);
-	return w;
+	*spare = NULL;
+unlock:
+	spin_unlock(&ctx->lock);
+	return ret;
 }
 
 /**
  * mrmon_unwatch_one() - UNWATCH one watch
- * @ctx: the descriptor, set up; ctx->mutex held
- * @e: slot and expected, as WATCH or REVALIDATE returned them
+ * @ctx: the descriptor, set up; no lock held
+ * @e: slot and expected, as WATCH returned them
  *
  * Return: 0; -EINVAL for a bad entry; -ESTALE if the slot does not hold
- * that watch.
+ * that watch (an invalidation already freed it, or it was unwatched).
  */
 int mrmon_unwatch_one(struct mrmon_ctx *ctx, const struct mrmon_unwatch_entry *e)
 {
-	struct mrmon_watch *w = mrmon_watch_find(ctx, e);
+	struct mrmon_watch *w;
 
-	if (IS_ERR(w))
-		return PTR_ERR(w);
-	/* Word first: see the top of the file. */
+	if (e->flags || e->slot >= ctx->nslots)
+		return -EINVAL;
 	spin_lock(&ctx->lock);
+	/* A user's index: no speculative load past the table either. */
+	w = ctx->slot_watch[array_index_nospec(e->slot, ctx->nslots)];
+	if (!w || w->gen != e->expected >> 1) {
+		spin_unlock(&ctx->lock);
+		return -ESTALE;
+	}
 	mrmon_word_set(ctx, w->slot, w->gen << 1);
+	mrmon_watch_unlink(ctx, w);
+	mrmon_slot_put(ctx, w->slot);
 	spin_unlock(&ctx->lock);
-	/* Waits for a callback running on this watch; none runs after. */
-	mmu_interval_notifier_remove(&w->sub);
-	mrmon_watch_free(ctx, w);
+	mrmon_watch_free(w);
 	return 0;
+}
+
+/* Under ctx->lock: clear one watch's word and queue its event; the
+ * caller unlinks it from the tree.
+ */
+static void mrmon_watch_clear(struct mrmon_ctx *ctx, struct mrmon_watch *w,
+			      unsigned long start, unsigned long last, u32 cause)
+{
+	struct mrmon_event ev;
+
+	/* Publishes the clear; the hit path pairs it with an acquire load. */
+	mrmon_word_set(ctx, w->slot, w->gen << 1);
+	ev.cookie = w->cookie;
+	ev.start = max(start, w->start);
+	ev.end = min(last, w->last) + 1;
+	ev.generation = w->gen;
+	ev.slot = w->slot;
+	ev.cause = cause;
+	ctx->slot_watch[w->slot] = NULL;
+	if (!mrmon_event_push(ctx, &ev))
+		ctx->limbo[ctx->nlimbo++] = w->slot;
+}
+
+/* Under ctx->lock: is every watch of the tree inside [start, last]? */
+static bool mrmon_tree_within(const struct mrmon_ctx *ctx, unsigned long start,
+			      unsigned long last)
+{
+	struct rb_node *first = rb_first_cached(&ctx->tree), *root = ctx->tree.rb_root.rb_node;
+
+	return first && start <= rb_entry(first, struct mrmon_watch, rb)->start &&
+	       last >= rb_entry(root, struct mrmon_watch, rb)->subtree_last;
 }
 
 /**
- * mrmon_revalidate_one() - REVALIDATE one watch after a CLEAR
- * @ctx: the descriptor, set up; ctx->mutex held; current->mm == ctx->mm
- * @e: slot and expected; expected is rewritten: the new word, the same
- *     one if the word was never cleared, or 0 if it cannot be re-armed
+ * mrmon_watches_clear() - an invalidation of [start, end) has started
+ * @ctx: the descriptor; ctx->lock held
+ * @start: first byte
+ * @end: one past the last byte (may be far wider than any watch)
+ * @cause: MRMON_CAUSE_*
  *
- * Return: 0 (whatever the outcome); -EINVAL for a bad entry; -ESTALE if
- * the slot does not hold that watch; -EINTR on a fatal signal.
+ * Clears the word of every watch overlapping the range, queues its event
+ * and unlinks it: each watch is paid for once.  The watches go on the
+ * dead list (freed in process context, not here); the slot stays reserved
+ * until its event is read (or, if the queue was full, until the overflow
+ * is reported).  When the range covers the whole tree (an munmap or
+ * MADV_DONTNEED over everything watched, exit) the tree is emptied in one
+ * in-order pass without rebalancing.
+ *
+ * Return: how many words it cleared.
  */
-int mrmon_revalidate_one(struct mrmon_ctx *ctx, struct mrmon_unwatch_entry *e)
+unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
+				 unsigned long end, u32 cause)
 {
-	struct mrmon_watch *w = mrmon_watch_find(ctx, e);
-	unsigned long seq;
-	u64 fp;
-	int ret;
+	unsigned long last = end - 1;
+	struct mrmon_watch *w, *next;
+	unsigned int n = 0;
 
-	if (IS_ERR(w))
-		return PTR_ERR(w);
-	if (READ_ONCE(ctx->words[w->slot]) == mrmon_word_of(w->gen)) {
-		e->expected = mrmon_word_of(w->gen);
-		return 0;
+	lockdep_assert_held(&ctx->lock);
+	if (mrmon_tree_within(ctx, start, last)) {
+		struct rb_root_cached tree = ctx->tree;
+
+		ctx->tree = RB_ROOT_CACHED;
+		rbtree_postorder_for_each_entry_safe(w, next, &tree.rb_root, rb) {
+			mrmon_watch_clear(ctx, w, start, last, cause);
+			w->dead_next = ctx->dead_list;
+			ctx->dead_list = w;
+			n++;
+		}
+	} else {
+		for (w = mrmon_itree_iter_first(&ctx->tree, start, last); w; w = next) {
+			next = mrmon_itree_iter_next(w, start, last);
+			mrmon_itree_remove(w, &ctx->tree);
+			mrmon_watch_clear(ctx, w, start, last, cause);
+			w->dead_next = ctx->dead_list;
+			ctx->dead_list = w;
+			n++;
+		}
 	}
-	e->expected = 0;
-	if (!w->has_snapshot || READ_ONCE(w->changed))
-		return 0;
-	seq = mmu_interval_read_begin(&w->sub);
-	ret = mrmon_snapshot(w, seq, true, &fp);
-	if (ret)
-		return ret == -EINTR ? ret : 0;
-	spin_lock(&ctx->lock);
-	if (!mmu_interval_read_retry(&w->sub, seq) && !w->changed &&
-	    fp == w->fingerprint) {
-		w->gen = ++ctx->next_gen;
-		mrmon_word_set(ctx, w->slot, mrmon_word_of(w->gen));
-		WRITE_ONCE(ctx->hdr->revalidations, ctx->hdr->revalidations + 1);
-		e->expected = mrmon_word_of(w->gen);
+	if (n) {
+		mrmon_uncharge(ctx, n * MRMON_WATCH_CHARGE);
+		mrmon_mm_watch_sub(ctx->mm_count, n);
+		WRITE_ONCE(ctx->hdr->invalidations, ctx->hdr->invalidations + n);
 	}
-	spin_unlock(&ctx->lock);
-	return 0;
+	return n;
 }
 
-/* Under ctx->mutex: REVALIDATE's result could not reach the caller; go
- * back to the generation it knows, with the word clear.
+/**
+ * mrmon_dead_free() - free the watches invalidations unlinked
+ * @ctx: the descriptor; no lock held; process context
+ *
+ * Called by WATCH, read() and release: the memory goes back in the
+ * owner's time, not the invalidating thread's.
  */
-void mrmon_revalidate_undo(struct mrmon_ctx *ctx, u32 slot, u64 old_expected)
-{
-	struct mrmon_watch *w = ctx->slot_watch[slot];
-
-	lockdep_assert_held(&ctx->mutex);
-	spin_lock(&ctx->lock);
-	w->gen = old_expected >> 1;
-	mrmon_word_set(ctx, slot, w->gen << 1);
-	WRITE_ONCE(ctx->hdr->revalidations, ctx->hdr->revalidations - 1);
-	spin_unlock(&ctx->lock);
-}
-
-/* The descriptor is closing: no ioctl can run; remove every watch. */
-void mrmon_watches_free(struct mrmon_ctx *ctx)
+void mrmon_dead_free(struct mrmon_ctx *ctx)
 {
 	struct mrmon_watch *w;
-	u32 slot;
 
-	mutex_lock(&ctx->mutex);
-	for (slot = 0; slot < ctx->nslots; slot++) {
-		w = ctx->slot_watch[slot];
-		if (!w)
-			continue;
-		mmu_interval_notifier_remove(&w->sub);
-		mrmon_watch_free(ctx, w);
+	if (!READ_ONCE(ctx->dead_list))
+		return;
+	spin_lock(&ctx->lock);
+	w = ctx->dead_list;
+	ctx->dead_list = NULL;
+	spin_unlock(&ctx->lock);
+	while (w) {
+		struct mrmon_watch *next = w->dead_next;
+
+		mrmon_watch_free(w);
+		w = next;
 	}
-	mrmon_slots_free(ctx);
-	mutex_unlock(&ctx->mutex);
+}
+
+/*
+ * The descriptor is closing: no ioctl can run.  The tree is taken out
+ * whole under the lock (a callback after this finds it empty and the
+ * context dead) and freed outside it.
+ */
+void mrmon_watches_free(struct mrmon_ctx *ctx)
+{
+	struct mrmon_watch *w, *n;
+	struct rb_root_cached tree;
+	unsigned long count = 0;
+
+	spin_lock(&ctx->lock);
+	ctx->dead = true;
+	tree = ctx->tree;
+	ctx->tree = RB_ROOT_CACHED;
+	spin_unlock(&ctx->lock);
+	rbtree_postorder_for_each_entry_safe(w, n, &tree.rb_root, rb) {
+		mrmon_watch_free(w);
+		count++;
+	}
+	mrmon_mm_watch_sub(ctx->mm_count, count);
+	mrmon_dead_free(ctx);
 }

@@ -10,7 +10,7 @@ VERBS ?= $(shell pkg-config --exists libibverbs 2>/dev/null && echo yes)
 ifeq ($(VERBS),yes)
 VERBS_LIBS := $(shell pkg-config --libs libibverbs)
 LIB_CFLAGS += -DMRC_HAVE_VERBS $(shell pkg-config --cflags libibverbs)
-$(BUILD)/tests/test-verbs-% $(BUILD)/guest-tests/bench-mrmon-recovery: LIB_LIBS += $(VERBS_LIBS)
+$(BUILD)/tests/test-verbs-%: LIB_LIBS += $(VERBS_LIBS)
 TOOL_LIBS_mrc-rdma += $(VERBS_LIBS)
 endif
 

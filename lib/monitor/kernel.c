@@ -4,30 +4,32 @@
  *
  * The module keeps one word per watch in memory mapped read-only here and
  * clears it inside the unmapping call, so the hit path's check is one
- * acquire load of *w->word.  WATCH returns only when no invalidation of the
- * range is in progress, which makes the cache's watch, register, re-check
- * race-free.  drain() reads the module's event queue and reports each
- * invalidated watch with mrc_cache_event(); a lost event (queue overflow)
- * makes it call mrc_cache_rescan(), which checks every word.
+ * acquire load of *w->word.  WATCH arms a watch only when no invalidation
+ * of the range is in flight and otherwise answers "not armed" (expected
+ * 0): kernel_watch() then tries again, so it returns only when no
+ * invalidation of the range is in progress, which makes the cache's watch,
+ * register, re-check race-free.  drain() reads the module's event queue
+ * and reports each invalidated watch with mrc_cache_event(); a lost event
+ * (queue overflow) makes it call mrc_cache_rescan(), which checks every
+ * word.
  *
- * A CLEAR is often harmless (a VMA or huge-page split in the same 2 MiB
- * window leaves the pages where they were); the module clears the word
- * anyway.  drain() asks it to re-arm the watches of the CLEAR events it
- * reads, in one REVALIDATE batch per read, and the module does so for each
- * whose pages are still the ones WATCH saw (MRMON_RANGE_SNAPSHOT): the
- * region keeps its registration, for a share of one ioctl instead of a
- * deregistration and a registration.  Only the others reach the cache.
+ * The module frees a watch in the callback that clears its word (ABI 3):
+ * a word that no longer equals w->expected means the watch is gone, and
+ * unwatch() makes no system call for it.  The slot comes back to the
+ * module's free list only when read() hands its event over, so an event
+ * always finds its own watch in slots[].
  *
  * A forked child inherits the descriptor but may not use it (the module
  * answers -EPERM) and would keep the parent's kernel context alive for
  * its whole life: the atfork child handler closes every descriptor.
  *
- * Threads: watch, unwatch, revalidate and drain run under cache->lock
+ * Threads: watch, unwatch and drain run under cache->lock
  * (which also guards slots[]); pending() is one load, from any thread.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -46,7 +48,6 @@ struct kernel_monitor {
 	struct mrc_monitor base;
 	struct kernel_monitor *next, *prev;	/* kmon_all, under kmon_all_lock */
 	int fd;
-	uint32_t range_flags;		/* MRMON_RANGE_SNAPSHOT when offered */
 	void *map;
 	size_t map_size;
 	const struct mrmon_header *hdr;
@@ -54,7 +55,7 @@ struct kernel_monitor {
 	uint32_t nslots;
 	uint32_t max_batch;
 	/* The live watch of each slot and its generation (0 when none):
-	 * events of a watch already removed or re-armed are dropped. */
+	 * events of a watch already removed are dropped. */
 	struct kmon_slot {
 		uint64_t gen;
 		struct mrc_watch *w;
@@ -139,7 +140,10 @@ static void kmon_list_del(struct kernel_monitor *km)
 
 static uint32_t kmon_slots_wanted(const struct mrcache *cache, uint32_t max)
 {
-	size_t want = cache->cfg.max_regions ? cache->cfg.max_regions + 64 : KMON_DEFAULT_SLOTS;
+	/* Room for the regions, plus the slots of invalidated watches whose
+	 * events are queued and not read yet. */
+	size_t want = cache->cfg.max_regions ? cache->cfg.max_regions + KMON_EVENTS + 64
+					     : KMON_DEFAULT_SLOTS;
 
 	return want < max ? (uint32_t)want : max;
 }
@@ -178,8 +182,6 @@ static int kernel_open(struct kernel_monitor *km, struct mrcache *cache)
 			strerror(-rc), hs.abi_version, MRMON_ABI_VERSION);
 		return rc;
 	}
-	if (hs.features & MRMON_FEATURE_REVALIDATE)
-		km->range_flags = MRMON_RANGE_SNAPSHOT;
 	su.nslots = kmon_slots_wanted(cache, hs.max_slots);
 	su.nevents = KMON_EVENTS < hs.max_events ? KMON_EVENTS : hs.max_events;
 	rc = kmon_ioctl(km->fd, MRMON_IOC_SETUP, &su);
@@ -236,14 +238,22 @@ static int kernel_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 			uint64_t cookie, struct mrc_watch *w)
 {
 	struct kernel_monitor *km = (struct kernel_monitor *)mon;
-	struct mrmon_range r = {
-		.start = start, .len = end - start, .cookie = cookie, .flags = km->range_flags,
-	};
-	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
-	int rc = kmon_ioctl(km->fd, MRMON_IOC_WATCH, &b);
+	struct mrmon_range r;
+	int rc;
 
-	if (rc)
-		return rc;
+	/* Not armed (expected 0): an invalidation of the range is in
+	 * flight; it ends without waiting for anything of ours. */
+	for (;;) {
+		struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
+
+		r = (struct mrmon_range){ .start = start, .len = end - start, .cookie = cookie };
+		rc = kmon_ioctl(km->fd, MRMON_IOC_WATCH, &b);
+		if (rc)
+			return rc;
+		if (r.expected)
+			break;
+		sched_yield();
+	}
 	w->word = &km->words[r.slot];
 	w->expected = r.expected;
 	w->token = r.slot;
@@ -252,9 +262,10 @@ static int kernel_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 }
 
 /* One UNWATCH ioctl for n <= max_batch entries.  The module processes
- * them in order and stops at one that fails (done = its index): report
- * it and go on after it.  An error of the call itself (a closed
- * descriptor in a forked child) is reported once. */
+ * them in order and stops at one that fails (done = its index): go on
+ * after it; -ESTALE (an invalidation freed the watch after the caller
+ * looked at its word) is expected and silent.  An error of the call
+ * itself (a closed descriptor in a forked child) is reported once. */
 static void kmon_unwatch_entries(struct kernel_monitor *km, struct mrmon_unwatch_entry *e,
 				 uint32_t n)
 {
@@ -268,31 +279,38 @@ static void kmon_unwatch_entries(struct kernel_monitor *km, struct mrmon_unwatch
 			mrc_log(0, "monitor kernel: unwatch of %u slots: %s", n, strerror(-rc));
 			return;
 		}
-		mrc_log(0, "monitor kernel: unwatch of slot %u: %s", e[b.done].slot, strerror(-rc));
+		if (rc != -ESTALE)
+			mrc_log(0, "monitor kernel: unwatch of slot %u: %s", e[b.done].slot,
+				strerror(-rc));
 		e += b.done + 1;
 		n -= b.done + 1;
 	}
 }
 
-/* Reclaim hands over its unwatches in batches: one ioctl per max_batch. */
+/* Reclaim hands over its unwatches in batches: one ioctl per max_batch,
+ * and none at all for watches the module already freed (word cleared). */
 static void kernel_unwatch_many(struct mrc_monitor *mon, struct mrc_watch *const *w, unsigned n)
 {
 	struct kernel_monitor *km = (struct kernel_monitor *)mon;
 	struct mrmon_unwatch_entry e[MRC_RECLAIM_BATCH];
+	uint32_t k = 0;
 
-	while (n) {
-		uint32_t k = n < km->max_batch ? n : km->max_batch;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t slot = (uint32_t)w[i]->token;
 
-		for (uint32_t i = 0; i < k; i++)
-			e[i] = (struct mrmon_unwatch_entry){
-				.slot = (uint32_t)w[i]->token, .expected = w[i]->expected,
-			};
-		kmon_unwatch_entries(km, e, k);
-		for (uint32_t i = 0; i < k; i++)
-			km->slots[e[i].slot] = (struct kmon_slot){ 0, NULL };
-		w += k;
-		n -= k;
+		/* The slot may hold a newer watch by now: leave that one. */
+		if (km->slots[slot].w == w[i])
+			km->slots[slot] = (struct kmon_slot){ 0, NULL };
+		if (__atomic_load_n(w[i]->word, __ATOMIC_ACQUIRE) != w[i]->expected)
+			continue;
+		e[k++] = (struct mrmon_unwatch_entry){ .slot = slot, .expected = w[i]->expected };
+		if (k == km->max_batch || k == MRC_RECLAIM_BATCH) {
+			kmon_unwatch_entries(km, e, k);
+			k = 0;
+		}
 	}
+	if (k)
+		kmon_unwatch_entries(km, e, k);
 }
 
 static void kernel_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
@@ -300,59 +318,9 @@ static void kernel_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 	kernel_unwatch_many(mon, &w, 1);
 }
 
-/* A re-armed watch: its new word.  Events of the old generation still
- * queued no longer match and are dropped. */
-static void kmon_rearmed(struct kernel_monitor *km, uint32_t slot, uint64_t expected)
-{
-	km->slots[slot].gen = expected >> 1;
-	__atomic_store_n(&km->slots[slot].w->expected, expected, __ATOMIC_RELAXED);
-}
-
-static int kernel_revalidate(struct mrc_monitor *mon, struct mrc_watch *w)
-{
-	struct kernel_monitor *km = (struct kernel_monitor *)mon;
-	struct mrmon_unwatch_entry e = { .slot = (uint32_t)w->token, .expected = w->expected };
-	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
-
-	if (!km->range_flags || kmon_ioctl(km->fd, MRMON_IOC_REVALIDATE, &b) || !e.expected)
-		return 0;
-	kmon_rearmed(km, e.slot, e.expected);
-	return 1;
-}
-
 static int kmon_event_live(const struct kernel_monitor *km, const struct mrmon_event *ev)
 {
 	return ev->slot < km->nslots && km->slots[ev->slot].gen == ev->generation;
-}
-
-/* One REVALIDATE batch for the CLEARs among n events, each slot once. */
-static void kmon_revalidate_events(struct kernel_monitor *km, const struct mrmon_event *ev,
-				   size_t n)
-{
-	struct mrmon_unwatch_entry e[KMON_READ_BATCH];
-	struct mrmon_batch b = { .entries = (uintptr_t)e };
-	size_t i, j;
-
-	for (i = 0; i < n && b.count < km->max_batch; i++) {
-		if (ev[i].cause != MRMON_CAUSE_CLEAR || !kmon_event_live(km, &ev[i]))
-			continue;
-		for (j = 0; j < b.count && e[j].slot != ev[i].slot; j++)
-			;
-		if (j == b.count)
-			e[b.count++] = (struct mrmon_unwatch_entry){
-				.slot = ev[i].slot, .expected = km->slots[ev[i].slot].w->expected,
-			};
-	}
-	if (!b.count || !km->range_flags)
-		return;
-	/* On an error, the entries before `done` were processed. */
-	if (kmon_ioctl(km->fd, MRMON_IOC_REVALIDATE, &b))
-		mrc_log(1, "monitor kernel: revalidate: entry %u of %u failed", b.done, b.count);
-	else
-		b.done = b.count;
-	for (j = 0; j < b.done; j++)
-		if (e[j].expected)
-			kmon_rearmed(km, e[j].slot, e[j].expected);
 }
 
 static int kernel_pending(struct mrc_monitor *mon)
@@ -375,7 +343,6 @@ static int kernel_drain(struct mrc_monitor *mon)
 	while (kernel_pending(mon) && (got = read(km->fd, ev, sizeof(ev))) > 0) {
 		size_t n = (size_t)got / sizeof(ev[0]);
 
-		kmon_revalidate_events(km, ev, n);
 		for (size_t i = 0; i < n; i++) {
 			if (ev[i].cause == MRMON_CAUSE_OVERFLOW) {
 				mrc_cache_rescan(mon->cache);
@@ -402,7 +369,6 @@ const struct mrc_monitor_ops mrc_monitor_kernel_ops = {
 	.watch = kernel_watch,
 	.unwatch = kernel_unwatch,
 	.unwatch_many = kernel_unwatch_many,
-	.revalidate = kernel_revalidate,
 	.drain = kernel_drain,
 	.pending = kernel_pending,
 };

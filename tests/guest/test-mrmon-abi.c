@@ -2,12 +2,14 @@
 /*
  * test-mrmon-abi: every ioctl field broken one at a time gives its
  * documented errno (docs/abi.md), and the same call with the field intact
- * succeeds (the control that the error comes from that field).  ABI 2:
+ * succeeds (the control that the error comes from that field).  ABI 3:
  * magic 0xBB (ABI 1's 0xB7 commands are unknown), output fields must be
  * zero on input (HANDSHAKE's outputs, a WATCH entry's slot and expected),
- * MRMON_RANGE_SNAPSHOT is the one WATCH flag, REVALIDATE checks its batch
- * and entries like UNWATCH, an unknown command is ENOTTY even from another
- * mm (before EPERM), and a 32-bit caller gets ENOTTY.
+ * WATCH has no flags (ABI 2's SNAPSHOT is EINVAL), REVALIDATE is
+ * EOPNOTSUPP whatever its argument (EPERM from another mm), an ABI-2
+ * handshake is EPROTONOSUPPORT with the module's version written back, an
+ * unknown command is ENOTTY even from another mm (before EPERM), and a
+ * 32-bit caller gets ENOTTY.
  */
 #include <poll.h>
 #include <setjmp.h>
@@ -57,7 +59,11 @@ static void check_handshake(void)
 	CHECK_EQ(hs.abi_version, MRMON_ABI_VERSION);
 	hs = (struct mrmon_handshake){ .abi_version = 1 };
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &hs), -EPROTONOSUPPORT);
-	CHECK_EQ(hs.abi_version, 2);
+	CHECK_EQ(hs.abi_version, 3);
+	/* An ABI-2 library (REVALIDATE, SNAPSHOT) is told, not half served. */
+	hs = (struct mrmon_handshake){ .abi_version = 2 };
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &hs), -EPROTONOSUPPORT);
+	CHECK_EQ(hs.abi_version, 3);
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, (void *)8), -EFAULT);
 	CHECK_EQ(mon_ioctl(fd, _IOWR(MRMON_IOC_MAGIC, 99, struct mrmon_batch), &hs), -ENOTTY);
 	CHECK_EQ(mon_ioctl(fd, _IOWR(MRMON_IOC_MAGIC, 5, struct mrmon_batch), &hs), -ENOTTY);
@@ -123,7 +129,7 @@ static void check_compat(void)
 	CHECK_EQ(ia32_ioctl(fd, MRMON_IOC_WATCH, arg), -ENOTTY);
 	CHECK_EQ(ia32_ioctl(fd, MRMON_IOC_REVALIDATE, arg), -ENOTTY);
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, hs), 0);
-	CHECK(hs->features & MRMON_FEATURE_REVALIDATE);
+	CHECK_EQ(hs->features, MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH);
 	munmap(hs, PAGE);
 }
 
@@ -172,7 +178,7 @@ static void check_before_setup(void)
 
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_WATCH, &b), -EBADFD);
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_UNWATCH, &b), -EBADFD);
-	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), -EBADFD);
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), -EOPNOTSUPP);
 	CHECK(mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EBADFD);
 	CHECK(read(fd, &ev, sizeof(ev)) < 0 && errno == EBADFD);
 }
@@ -246,16 +252,6 @@ static int unwatch_entry(uint32_t slot, uint32_t flags, uint64_t expected)
 	return batch_with(MRMON_IOC_UNWATCH, &e, 0, 0, 0);
 }
 
-/* REVALIDATE one entry; *expected gets what the module wrote back. */
-static int revalidate_entry(uint32_t slot, uint32_t flags, uint64_t *expected)
-{
-	struct mrmon_unwatch_entry e = { .slot = slot, .flags = flags, .expected = *expected };
-	int rc = batch_with(MRMON_IOC_REVALIDATE, &e, 0, 0, 0);
-
-	*expected = e.expected;
-	return rc;
-}
-
 /* count = max_batch is accepted: each batch runs until its first entry
  * fails for that entry's own reason (nslots = 4 here). */
 static void check_max_batch(struct mrmon_handshake *hs, char *mem)
@@ -275,10 +271,8 @@ static void check_max_batch(struct mrmon_handshake *hs, char *mem)
 		u[i] = (struct mrmon_unwatch_entry){ .slot = r[i].slot, .expected = r[i].expected };
 	/* u[4] and on name slot 0 with generation 0: stale. */
 	b = (struct mrmon_batch){ .entries = (uintptr_t)u, .count = hs->max_batch };
-	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), -ESTALE);
-	CHECK_EQ(b.done, 4);
-	for (uint32_t i = 0; i < 4; i++)
-		CHECK_EQ(u[i].expected, r[i].expected);	/* still valid: the same */
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_REVALIDATE, &b), -EOPNOTSUPP);
+	CHECK_EQ(b.done, 0);
 	b = (struct mrmon_batch){ .entries = (uintptr_t)u, .count = hs->max_batch };
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_UNWATCH, &b), -ESTALE);
 	CHECK_EQ(b.done, 4);
@@ -290,10 +284,12 @@ static void check_batch(struct mrmon_handshake *hs, char *mem)
 {
 	struct mrmon_range r[2] = { { .start = (uintptr_t)mem, .len = PAGE } };
 	struct mrmon_batch b = { .entries = (uintptr_t)r, .count = 2 };
-	unsigned long cmds[3] = { MRMON_IOC_WATCH, MRMON_IOC_UNWATCH, MRMON_IOC_REVALIDATE };
+	unsigned long cmds[2] = { MRMON_IOC_WATCH, MRMON_IOC_UNWATCH };
 
 	CHECK_EQ(hs->max_batch, MAX_BATCH_DEFAULT);
-	for (int c = 0; c < 3; c++) {
+	CHECK_EQ(batch_with(MRMON_IOC_REVALIDATE, r, offsetof(struct mrmon_batch, flags), 1, 4),
+		 -EOPNOTSUPP);
+	for (int c = 0; c < 2; c++) {
 		CHECK_EQ(batch_with(cmds[c], r, offsetof(struct mrmon_batch, flags), 1, 4), -EINVAL);
 		CHECK_EQ(batch_with(cmds[c], r, offsetof(struct mrmon_batch, pad), 1, 4), -EINVAL);
 		CHECK_EQ(batch_with(cmds[c], r, offsetof(struct mrmon_batch, done), 1, 4), -EINVAL);
@@ -317,12 +313,14 @@ static void check_ranges(char *mem)
 	struct mrmon_range r;
 	uint64_t e;
 
-	/* SNAPSHOT is the one flag; the control takes a slot, given back. */
-	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, MRMON_RANGE_SNAPSHOT, &r), 0);
+	/* No flags (bit 0 was ABI 2's SNAPSHOT); the control takes a slot,
+	 * given back. */
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 0, &r), 0);
 	CHECK(r.expected & MRMON_WORD_VALID);
 	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), 0);
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 1, NULL), -EINVAL);
 	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 2, NULL), -EINVAL);
-	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, MRMON_RANGE_SNAPSHOT | 1u << 31, NULL), -EINVAL);
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 1u << 31, NULL), -EINVAL);
 	/* slot and expected are outputs: zero on input. */
 	r = (struct mrmon_range){ .start = (uintptr_t)mem, .len = PAGE, .slot = 1 };
 	CHECK_EQ(watch_entry(&r), -EINVAL);
@@ -339,34 +337,19 @@ static void check_ranges(char *mem)
 	CHECK_EQ(watch_range((uintptr_t)mem + 10, 1, 0, &r), 0);
 	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), 0);
 
-	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, MRMON_RANGE_SNAPSHOT, &r), 0);
-	e = r.expected;
-	CHECK_EQ(revalidate_entry(4, 0, &e), -EINVAL);			/* slot >= nslots */
-	CHECK_EQ(revalidate_entry(~0u, 0, &e), -EINVAL);
-	CHECK_EQ(revalidate_entry(r.slot, 1, &e), -EINVAL);		/* flags */
-	CHECK_EQ(revalidate_entry(r.slot, 1u << 31, &e), -EINVAL);
-	e = r.expected + 2;
-	CHECK_EQ(revalidate_entry(r.slot, 0, &e), -ESTALE);		/* generation */
-	e = r.expected - 2;
-	CHECK_EQ(revalidate_entry(r.slot, 0, &e), -ESTALE);
-	e = (r.slot + 1) % 4;
-	CHECK_EQ(revalidate_entry((r.slot + 1) % 4, 0, &e), -ESTALE);	/* no watch there */
-	e = r.expected;
-	CHECK_EQ(revalidate_entry(r.slot, 0, &e), 0);			/* control */
-	CHECK_EQ(e, r.expected);					/* still valid: the same */
-	e = r.expected & ~1ull;
-	CHECK_EQ(revalidate_entry(r.slot, 0, &e), 0);			/* valid bit ignored */
-	CHECK_EQ(e, r.expected);
-	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), 0);
-	e = r.expected;
-	CHECK_EQ(revalidate_entry(r.slot, 0, &e), -ESTALE);		/* unwatched */
-
+	/* UNWATCH entries: slot, flags, generation. */
 	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 0, &r), 0);
-	CHECK_EQ(unwatch_entry(4, 0, r.expected), -EINVAL);		/* slot >= nslots */
-	CHECK_EQ(unwatch_entry(r.slot, 1, r.expected), -EINVAL);	/* flags */
-	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected + 2), -ESTALE);	/* generation */
+	e = r.expected;
+	CHECK_EQ(unwatch_entry(4, 0, e), -EINVAL);			/* slot >= nslots */
+	CHECK_EQ(unwatch_entry(~0u, 0, e), -EINVAL);
+	CHECK_EQ(unwatch_entry(r.slot, 1, e), -EINVAL);			/* flags */
+	CHECK_EQ(unwatch_entry(r.slot, 0, e + 2), -ESTALE);		/* generation */
+	CHECK_EQ(unwatch_entry(r.slot, 0, e - 2), -ESTALE);
+	CHECK_EQ(unwatch_entry((r.slot + 1) % 4, 0, 3), -ESTALE);	/* no watch there */
+	CHECK_EQ(unwatch_entry(r.slot, 0, e), 0);			/* control */
+	CHECK_EQ(unwatch_entry(r.slot, 0, e), -ESTALE);			/* gone */
+	CHECK_EQ(watch_range((uintptr_t)mem, PAGE, 0, &r), 0);
 	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected & ~1ull), 0);	/* valid bit ignored */
-	CHECK_EQ(unwatch_entry(r.slot, 0, r.expected), -ESTALE);	/* twice */
 }
 
 static void check_full(char *mem)
@@ -417,8 +400,9 @@ static void check_events(void)
 	CHECK_EQ(ev[2].cause, MRMON_CAUSE_UNMAP);
 	CHECK_EQ(hdr->pending, 0);
 	CHECK_EQ(mon_events(&(struct mon){ .fd = fd }, ev, 8), 0);
+	/* Invalidated watches are gone (ABI 3). */
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(unwatch_entry(r[i].slot, 0, r[i].expected), 0);
+		CHECK_EQ(unwatch_entry(r[i].slot, 0, r[i].expected), -ESTALE);
 	/* A fault while copying out turns into an overflow, not a loss. */
 	p = mon_map_anon(2 * PAGE);
 	for (int i = 0; i < 2; i++)
@@ -429,14 +413,14 @@ static void check_events(void)
 	CHECK_EQ(mon_events(&(struct mon){ .fd = fd }, ev, 8), 1);
 	CHECK_EQ(ev[0].cause, MRMON_CAUSE_OVERFLOW);
 	for (int i = 0; i < 2; i++)
-		CHECK_EQ(unwatch_entry(r[i].slot, 0, r[i].expected), 0);
+		CHECK_EQ(unwatch_entry(r[i].slot, 0, r[i].expected), -ESTALE);
 	/* Still working. */
 	p = mon_map_anon(5 * PAGE);
 	CHECK_EQ(watch_range((uintptr_t)p + 4 * PAGE, PAGE, 0, &r[4]), 0);
 	munmap(p + 4 * PAGE, PAGE);
 	CHECK_EQ(mon_events(&(struct mon){ .fd = fd }, ev, 8), 1);
 	CHECK_EQ(ev[0].slot, r[4].slot);
-	CHECK_EQ(unwatch_entry(r[4].slot, 0, r[4].expected), 0);
+	CHECK_EQ(unwatch_entry(r[4].slot, 0, r[4].expected), -ESTALE);
 	munmap((void *)hdr, PAGE);
 }
 
@@ -449,8 +433,9 @@ int main(void)
 	if (fd < 0)
 		SKIP("/dev/mrmon missing");
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &hs), 0);
-	CHECK_EQ(hs.abi_version, 2);
-	CHECK_EQ(hs.features, MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH | MRMON_FEATURE_REVALIDATE);
+	CHECK_EQ(hs.abi_version, 3);
+	CHECK_EQ(hs.features, MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH);
+	CHECK(!(hs.features & 1ull << 3));	/* ABI 2's REVALIDATE, never again */
 	CHECK(!(hs.features & 1ull << 2));	/* ABI 1's PFN_CHECK, never again */
 	CHECK_EQ(hs.max_slots, 65536);		/* the default */
 	CHECK_EQ(hs.event_size, sizeof(struct mrmon_event));

@@ -1,24 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-mrmon-events: every row of the event table in docs/mrmon.md.  Each
- * operation runs on a fresh mapping watched with MRMON_RANGE_SNAPSHOT; the
- * word must be invalid (with the documented cause) or still valid, as the
- * table says.  Every CLEAR invalidates at once, the splits' included.
- * Then each row is REVALIDATEd: a split that left the watched pages where
- * they were must come back valid with a new generation, and every real
- * change (DONTNEED then touch, COW after fork, MAP_FIXED over, munmap,
- * mremap, a collapse) must stay invalid: those rows are the negative
- * controls of the split rows, and the reverse.  A word that was never
- * cleared comes back unchanged.
- *
- * REVALIDATE re-arms only pages pinned for DMA, as the registration a
- * watch protects pins them: every row that must come back re-armed is
- * pinned by an io_uring fixed buffer registered after WATCH, as a cache
- * does (watch, register, re-check the word).  Each such row has a control
- * beside it, an unpinned watch through the same operation: 0.  The real
- * changes that a pin would prevent (COW after fork, a collapse) are
- * unpinned, and so would give 0 even if the module missed the change;
- * the pinned DONTNEED-and-touch row shows that it does not.
+ * operation runs on a fresh mapping; the word must be invalid (with the
+ * documented cause) or still valid, as the table says.  Every CLEAR
+ * invalidates at once, the splits' included.  An invalidated watch is
+ * gone (ABI 3: UNWATCH answers -ESTALE), a valid one is unwatched.  Rows
+ * that ABI 2's REVALIDATE re-armed are still pinned by an io_uring fixed
+ * buffer registered after WATCH, as a cache does (watch, register,
+ * re-check the word), and say so in the output.
  */
 #include <liburing.h>
 #include <signal.h>
@@ -33,7 +22,6 @@ static struct io_uring ring;
 /* Events read so far: one operation can report several watches. */
 static struct mrmon_event seen_ev[256];
 static int nseen;
-static uint64_t rearmed;	/* what the header's revalidations must say */
 
 struct watch {
 	uint32_t slot;
@@ -46,8 +34,7 @@ static struct watch watch(void *p, size_t len)
 {
 	struct watch w = { 0, 0, p, len };
 
-	CHECK_EQ(mon_watch_flags(&m, p, len, (uintptr_t)p, MRMON_RANGE_SNAPSHOT,
-				 &w.slot, &w.expected), 0);
+	CHECK_EQ(mon_watch(&m, p, len, (uintptr_t)p, &w.slot, &w.expected), 0);
 	return w;
 }
 
@@ -84,37 +71,26 @@ static uint32_t cause_seen(struct watch w)
 }
 
 /*
- * The row's verdict: valid or not now (with the cause), then after
- * REVALIDATE (`revalid`); unwatches with whatever expected is current.
+ * The row's verdict: valid or not now (with the cause).  An invalidated
+ * watch is gone from the module (ABI 3): UNWATCH says -ESTALE; a valid one
+ * is unwatched.  (`revalid`, what ABI 2's REVALIDATE did, is printed only.)
  */
 static void expect(const char *row, struct watch w, int valid, uint32_t cause, int revalid)
 {
-	int got = mon_valid(&m, w.slot, w.expected), after;
+	int got = mon_valid(&m, w.slot, w.expected);
 	uint32_t seen = cause_seen(w);
-	uint64_t e = w.expected;
 
-	CHECK_EQ(mon_revalidate(&m, w.slot, &e), 0);
-	after = e != 0 && mon_valid(&m, w.slot, e);
-	if (after && e != w.expected)
-		rearmed++;
 	printf("  %-34s %s", row, got ? "valid" : "invalid");
 	if (!got)
-		printf(" (cause %u)", seen);
-	printf(", after REVALIDATE %s", after ? (e == w.expected ? "same" : "re-armed") : "0");
-	printf("%s\n", got == valid && after == revalid ? "" : "   <-- WRONG");
-	if (got != valid || after != revalid)
+		printf(" (cause %u)%s", seen, revalid ? ", ABI 2 re-armed it" : "");
+	printf("%s\n", got == valid ? "" : "   <-- WRONG");
+	if (got != valid)
 		__atomic_fetch_add(&test_failures, 1, __ATOMIC_RELAXED);
 	if (!valid && cause)
 		CHECK_EQ(seen, cause);
 	if (valid)
 		CHECK_EQ(seen, 0);
-	if (valid)		/* never cleared: the same word back */
-		CHECK_EQ(e, w.expected);
-	else if (revalid)	/* re-armed: a new generation */
-		CHECK(e >> 1 > w.expected >> 1);
-	else
-		CHECK_EQ(e, 0);
-	CHECK_EQ(mon_unwatch(&m, w.slot, e ? e : w.expected), 0);
+	CHECK_EQ(mon_unwatch(&m, w.slot, w.expected), got ? 0 : -ESTALE);
 }
 
 static char *map_small(size_t pages)
@@ -410,14 +386,10 @@ int main(void)
 	if (io_uring_queue_init(4, &ring, 0))
 		SKIP("io_uring unavailable");
 	CHECK_EQ(mon_open(&m, 64, 64), 0);
-	CHECK(m.hs.features & MRMON_FEATURE_REVALIDATE);
+	CHECK(!(m.hs.features & (1ull << 3)));	/* ABI 2's REVALIDATE */
 	rows_small();
 	row_vma_split();
 	rows_huge();
-	printf("revalidations: %llu counted, %llu seen\n",
-	       (unsigned long long)m.hdr->revalidations, (unsigned long long)rearmed);
-	CHECK(rearmed > 0);
-	CHECK_EQ(m.hdr->revalidations, rearmed);
 	mon_close(&m);
 	io_uring_queue_exit(&ring);
 	return test_result();

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-mrmon-fuzz: 4 threads run random sequences of open, handshake,
- * setup, mmap, munmap, mremap, watch (with and without
- * MRMON_RANGE_SNAPSHOT), unwatch, revalidate, read, poll, unknown commands
+ * setup, mmap, munmap, mremap, watch, unwatch, ABI 2's revalidate (always
+ * EOPNOTSUPP now), read, poll, unknown commands
  * (ABI 1's among them), fork and close on /dev/mrmon, with random and
  * boundary arguments (zero, the limits and one past, overflowing ranges,
  * kernel and unmapped pointers, read-only argument pages, misaligned
@@ -12,20 +12,18 @@
  *
  * Oracle: every call's result must be one the ABI table (docs/abi.md)
  * allows for its arguments and the descriptor's state; a word read from
- * the map must be the watch's value or its invalidated value; REVALIDATE
- * gives back the same word, a newer generation or 0, and a REVALIDATE
- * whose answer cannot be written back leaves the watch at the generation
- * the caller knows; events must be well formed.  Descriptors owned by one
+ * the map must be the watch's value, its invalidated value, or (its slot
+ * reused after its event was read) a newer generation; a WATCH entry is
+ * armed (bit 0 set) or not armed (expected 0, slot 0: an invalidation of
+ * the range was in flight); UNWATCH of a watch whose word was cleared is
+ * ESTALE (ABI 3 frees it in the callback); events must be well formed.
+ * Descriptors owned by one
  * thread are checked exactly; two descriptors shared by all threads
  * (closed and reopened under the others' feet) are checked against the
  * errnos any call may return.  One 2 MiB window per thread is split and
- * merged again (mprotect), so REVALIDATE has CLEARs it can undo: but only
- * on pages pinned for DMA, and the window's first 32 pages are where a
- * thread does what a cache does (watch with SNAPSHOT, register the range
- * as its io_uring fixed buffer, re-check the word).  So a re-arm of a
- * range not inside the thread's current registration is a bad result;
- * the window's next 32 pages, present and never pinned, are the control
- * (their split-cleared watches give 0, counted).
+ * merged again (mprotect), so its watches see CLEARs, and the window's
+ * first 32 pages are where a thread does what a cache does (watch,
+ * register the range as its io_uring fixed buffer, re-check the word).
  *
  * Leaks: the fuzz runs in a child process; after it exits the module's
  * reference count must be back (exact: every open file holds one), the
@@ -71,7 +69,6 @@ struct watch {
 	uint32_t slot;
 	uint64_t expected;
 	uint64_t start, end;	/* page-rounded */
-	bool snapshot;		/* MRMON_RANGE_SNAPSHOT */
 };
 
 struct desc {
@@ -93,8 +90,8 @@ struct region {
 struct worker {
 	unsigned int seed;
 	long ops;
-	long opens, watches, events, forks, rearms;
-	long registers, rechecks_invalid, unpinned_zeros;
+	long opens, watches, events, forks, not_armed;
+	long registers, rechecks_invalid;
 	struct desc d[OWN];
 	struct region r[REGIONS];
 	char *ro_entry;		/* a page it makes read-only around one call */
@@ -139,7 +136,7 @@ static void expect_in(const char *what, int line, int rc, const int *allowed)
 
 /* What any call on a descriptor another thread may close or reopen can
  * return: the ABI's errnos, never EPERM (same mm) or anything else. */
-#define LOOSE 0, -EBADF, -EINVAL, -EFAULT, -EBADFD, -EBUSY, -ENOSPC, -ESTALE, \
+#define LOOSE 0, -EBADF, -EINVAL, -EFAULT, -EBADFD, -EBUSY, -ENOSPC, -ESTALE, -EOPNOTSUPP, \
 	-EAGAIN, -ENOTTY, -EPROTONOSUPPORT, -ENODEV, -EACCES
 
 static int sys(long r)
@@ -441,7 +438,8 @@ static void check_word(struct desc *d, const struct watch *x)
 	if (!d->words)
 		return;
 	v = __atomic_load_n(&d->words[x->slot], __ATOMIC_ACQUIRE);
-	CHECK(v == x->expected || v == (x->expected & ~MRMON_WORD_VALID));
+	CHECK(v == x->expected || v == (x->expected & ~MRMON_WORD_VALID) ||
+	      v >> 1 > x->expected >> 1);
 }
 
 static void op_watch(struct worker *w, struct desc *d)
@@ -456,8 +454,6 @@ static void op_watch(struct worker *w, struct desc *d)
 		r[i].start = pick_addr(w);
 		r[i].len = pick_len(w);
 		r[i].cookie = rnd64(w);
-		if (rnd(w, 2))
-			r[i].flags = MRMON_RANGE_SNAPSHOT;
 		if (!rnd(w, 20))
 			r[i].flags |= 1u << rnd(w, 32);
 		if (!rnd(w, 40))
@@ -518,12 +514,16 @@ static void op_watch(struct worker *w, struct desc *d)
 		struct mrmon_range x;
 
 		memcpy(&x, e + i * sizeof(x), sizeof(x));
+		if (!x.expected) {	/* not armed: a collision */
+			CHECK_EQ(x.slot, 0);
+			w->not_armed++;
+			continue;
+		}
 		CHECK(x.slot < d->nslots && (x.expected & MRMON_WORD_VALID));
 		w->watches++;
 		if (d->nw < MAX_WATCH) {
 			d->w[d->nw] = (struct watch){ x.slot, x.expected, x.start & ~(PAGE - 1),
-						      (x.start + x.len + PAGE - 1) & ~(PAGE - 1),
-						      x.flags & MRMON_RANGE_SNAPSHOT };
+						      (x.start + x.len + PAGE - 1) & ~(PAGE - 1) };
 			check_word(d, &d->w[d->nw]);
 			d->nw++;
 		}
@@ -534,7 +534,7 @@ static void op_watch(struct worker *w, struct desc *d)
 
 		memcpy(&x, e + b.done * sizeof(x), sizeof(x));
 		end = (x.start + x.len + PAGE - 1) & ~(PAGE - 1);
-		bad = (x.flags & ~MRMON_RANGE_SNAPSHOT) || x.slot || x.expected || !x.len ||
+		bad = x.flags || x.slot || x.expected || !x.len ||
 		      x.start + x.len < x.start || !end || end > task_size;
 		EXPECT("failing watch entry", rc, bad ? -EINVAL : -ENOSPC);
 	} else {
@@ -550,14 +550,23 @@ static void op_unwatch(struct worker *w, struct desc *d)
 	int rc;
 
 	if (k <= 2 && d->nw) {
-		/* A live watch: 0 then, again, ESTALE. */
+		/* A watch: 0 (ESTALE if an invalidation freed it; another
+		 * thread's mprotect may do so at any time) then, again, ESTALE.
+		 * One whose word was cleared before the call is gone: ESTALE. */
 		int i = rnd(w, d->nw);
+		bool gone = d->words &&
+			    __atomic_load_n(&d->words[d->w[i].slot], __ATOMIC_ACQUIRE) !=
+			    d->w[i].expected;
 
 		u.slot = d->w[i].slot;
 		u.expected = d->w[i].expected & ~(uint64_t)rnd(w, 2);
 		check_word(d, &d->w[i]);
 		d->w[i] = d->w[--d->nw];
-		EXPECT("unwatch", mon_ioctl(d->fd, MRMON_IOC_UNWATCH, &b), 0);
+		if (gone)
+			EXPECT("unwatch of a gone watch", mon_ioctl(d->fd, MRMON_IOC_UNWATCH, &b),
+			       -ESTALE);
+		else
+			EXPECT("unwatch", mon_ioctl(d->fd, MRMON_IOC_UNWATCH, &b), 0, -ESTALE);
 		b.done = 0;
 		EXPECT("unwatch twice", mon_ioctl(d->fd, MRMON_IOC_UNWATCH, &b), -ESTALE);
 		return;
@@ -575,15 +584,15 @@ static void op_unwatch(struct worker *w, struct desc *d)
 		EXPECT("unwatch of a random generation", rc, -ESTALE);
 }
 
-/* A cache's registration: WATCH a range of the window's first PIN_PAGES
- * with SNAPSHOT, register it in place of the thread's last one, re-check
+/* A cache's registration: WATCH a range of the window's first PIN_PAGES,
+ * register it in place of the thread's last one, re-check
  * the word (another thread's fork can make the pin copy a page: invalid,
  * counted). */
 static void op_register(struct worker *w, struct desc *d)
 {
 	size_t off = rnd(w, PIN_PAGES), n = 1 + rnd(w, PIN_PAGES - off < 8 ? PIN_PAGES - off : 8);
 	struct mrmon_range r = { .start = (uintptr_t)w->big + off * PAGE, .len = n * PAGE,
-				 .cookie = rnd64(w), .flags = MRMON_RANGE_SNAPSHOT };
+				 .cookie = rnd64(w) };
 	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
 	struct iovec iov = { (void *)(uintptr_t)r.start, r.len };
 	int rc;
@@ -594,8 +603,12 @@ static void op_register(struct worker *w, struct desc *d)
 	EXPECT("watch to register", rc, 0, -ENOSPC);
 	if (rc)
 		return;
+	if (!r.expected) {
+		w->not_armed++;
+		return;
+	}
 	w->watches++;
-	d->w[d->nw++] = (struct watch){ r.slot, r.expected, r.start, r.start + r.len, true };
+	d->w[d->nw++] = (struct watch){ r.slot, r.expected, r.start, r.start + r.len };
 	if (w->pin_end)
 		EXPECT("unregister", io_uring_unregister_buffers(&w->ring), 0);
 	w->pin_start = w->pin_end = 0;
@@ -610,110 +623,19 @@ static void op_register(struct worker *w, struct desc *d)
 		w->rechecks_invalid++;
 }
 
-/* Inside the thread's registration, which pins it?  A SNAPSHOT watch
- * inside the window's part that is never pinned? */
-static bool watch_pinned(const struct worker *w, const struct watch *x)
-{
-	return w->pin_end && x->start >= w->pin_start && x->end <= w->pin_end;
-}
-
-static bool watch_unpinned(const struct worker *w, const struct watch *x)
-{
-	uint64_t big = (uintptr_t)w->big;
-
-	return x->snapshot && x->start >= big + PIN_PAGES * PAGE &&
-	       x->end <= big + BIG_PAGES * PAGE;
-}
-
-/* A live watch REVALIDATEd: the same word, a newer one (then the old
- * one is stale; only for a pinned range), or 0 (then the old one still
- * names it). */
-static void revalidate_live(struct worker *w, struct desc *d)
-{
-	struct watch *x = &d->w[rnd(w, d->nw)];
-	struct mrmon_unwatch_entry u = { .slot = x->slot, .expected = x->expected };
-	struct mrmon_batch b = { .entries = (uintptr_t)&u, .count = 1 };
-	uint64_t old = x->expected;
-
-	if (!rnd(w, 4)) {
-		/* The answer cannot be written back: undone. */
-		memcpy(w->ro_entry, &u, sizeof(u));
-		b.entries = (uintptr_t)w->ro_entry;
-		mprotect(w->ro_entry, PAGE, PROT_READ);
-		EXPECT("revalidate into read-only memory",
-		       mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b), -EFAULT);
-		mprotect(w->ro_entry, PAGE, PROT_READ | PROT_WRITE);
-		CHECK_EQ(b.done, 0);
-		check_word(d, x);
-		return;
-	}
-	EXPECT("revalidate", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b), 0);
-	if (!u.expected) {
-		w->unpinned_zeros += watch_unpinned(w, x);
-		check_word(d, x);
-		return;
-	}
-	CHECK((u.expected & MRMON_WORD_VALID) && u.expected >> 1 >= old >> 1);
-	x->expected = u.expected;
-	check_word(d, x);
-	if (u.expected != old) {
-		w->rearms++;
-		if (!watch_pinned(w, x)) {
-			__atomic_fetch_add(&test_failures, 1, __ATOMIC_RELAXED);
-			fprintf(stderr, "re-armed [%#llx, %#llx), not inside the registration "
-				"[%#llx, %#llx)\n", (unsigned long long)x->start,
-				(unsigned long long)x->end, (unsigned long long)w->pin_start,
-				(unsigned long long)w->pin_end);
-		}
-		u = (struct mrmon_unwatch_entry){ .slot = x->slot, .expected = old };
-		b.done = 0;
-		EXPECT("revalidate of the generation before", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b),
-		       -ESTALE);
-	}
-}
-
+/* ABI 2's REVALIDATE: EOPNOTSUPP whatever the argument (docs/abi.md). */
 static void op_revalidate(struct worker *w, struct desc *d)
 {
 	struct mrmon_unwatch_entry u = { 0 };
 	struct mrmon_batch b = { .entries = (uintptr_t)&u, .count = 1 };
-	unsigned int k = rnd(w, 10);
-	int rc;
 
-	if (k <= 3 && d->nw) {
-		revalidate_live(w, d);
-		return;
+	if (d->nw && rnd(w, 2)) {
+		u.slot = d->w[0].slot;
+		u.expected = d->w[0].expected;
 	}
-	switch (k) {
-	case 4:
-		b.count = rnd(w, 2) ? 0 : limits.max_batch + 1;
-		break;
-	case 5:
-		b.flags = 1u << rnd(w, 32);
-		break;
-	case 6:
-		if (rnd(w, 2))
-			b.done = 1;
-		else
-			b.reserved[rnd(w, 2)] = 1;
-		break;
-	case 7:
+	if (!rnd(w, 4))
 		b.entries = (uintptr_t)pick_bad_ptr(w);
-		break;
-	}
-	u.slot = k == 8 ? d->nslots + rnd(w, 3) : rnd(w, d->nslots + 1);
-	u.expected = rnd64(w);
-	u.flags = k == 9 ? 1u << rnd(w, 32) : 0;
-	rc = mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b);
-	if (k >= 4 && k <= 6)
-		EXPECT("revalidate with a bad batch", rc, -EINVAL);
-	else if (!d->setup)
-		EXPECT("revalidate before setup", rc, -EBADFD);
-	else if (k == 7)
-		EXPECT("revalidate of a bad array", rc, -EFAULT);
-	else if (u.flags || u.slot >= d->nslots)
-		EXPECT("revalidate of a bad slot", rc, -EINVAL);
-	else
-		EXPECT("revalidate of a random generation", rc, -ESTALE);
+	EXPECT("revalidate", mon_ioctl(d->fd, MRMON_IOC_REVALIDATE, &b), -EOPNOTSUPP);
 }
 
 static void check_events(struct desc *d, const struct mrmon_event *ev, int n)
@@ -1044,8 +966,8 @@ static int fuzz(long total, unsigned int seed)
 {
 	struct worker w[THREADS];
 	pthread_t t[THREADS];
-	long opens = 0, watches = 0, events = 0, forks = 0, rearms = 0;
-	long registers = 0, invalid = 0, unpinned_zeros = 0;
+	long opens = 0, watches = 0, events = 0, forks = 0, not_armed = 0;
+	long registers = 0, invalid = 0;
 
 	ro_page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	none_page = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1062,19 +984,17 @@ static int fuzz(long total, unsigned int seed)
 		watches += w[i].watches;
 		events += w[i].events;
 		forks += w[i].forks;
-		rearms += w[i].rearms;
+		not_armed += w[i].not_armed;
 		registers += w[i].registers;
 		invalid += w[i].rechecks_invalid;
-		unpinned_zeros += w[i].unpinned_zeros;
 	}
 	for (int i = 0; i < SHARED; i++)
 		close(SHARED_FD + i);
 	*fuzz_opens = opens;
-	printf("%ld operations (seed %u): %ld opens, %ld watches, %ld registered (%ld re-checks "
-	       "invalid), %ld re-armed (all inside the registration), %ld REVALIDATEs of unpinned "
-	       "split-window watches gave 0, %ld events read, %ld forks, %d bad results\n",
-	       total, seed, opens, watches, registers, invalid, rearms, unpinned_zeros, events,
-	       forks, test_failures);
+	printf("%ld operations (seed %u): %ld opens, %ld watches (%ld not armed), %ld registered "
+	       "(%ld re-checks invalid), %ld events read, %ld forks, %d bad results\n",
+	       total, seed, opens, watches, not_armed, registers, invalid, events, forks,
+	       test_failures);
 	return test_result();
 }
 

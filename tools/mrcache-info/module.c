@@ -23,7 +23,6 @@ static void print_features(FILE *out, __u64 f)
 	} names[] = {
 		{ MRMON_FEATURE_EVENTS, "events" },
 		{ MRMON_FEATURE_BATCH, "batch" },
-		{ MRMON_FEATURE_REVALIDATE, "revalidate" },
 	};
 
 	fprintf(out, "  features      ");

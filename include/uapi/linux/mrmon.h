@@ -15,7 +15,7 @@
  *
  * Use: open("/dev/mrmon") binds the descriptor to the caller's address
  * space; HANDSHAKE; SETUP; mmap(PROT_READ, MAP_SHARED) of map_size bytes;
- * then WATCH/UNWATCH/REVALIDATE batches, and read()/poll() for events.  A
+ * then WATCH/UNWATCH batches, and read()/poll() for events.  A
  * call from any other address space (a forked child, a descriptor passed
  * over a socket) fails with -EPERM.
  */
@@ -25,22 +25,21 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define MRMON_ABI_VERSION	2
+#define MRMON_ABI_VERSION	3
 
 /*
  * The word of a watch: generation << 1 | 1 while the range is intact; the
- * module clears bit 0 (store-release) before the unmapping call returns.
- * Every watch, and every successful REVALIDATE, gets a generation never
- * used before in this descriptor.
+ * module clears bit 0 (store-release) before the unmapping call returns,
+ * and frees the watch there and then: a word that no longer equals the
+ * watch's `expected` means the watch is gone (do not UNWATCH it).  Every
+ * watch gets a generation never used before in this descriptor.
  */
 #define MRMON_WORD_VALID	1ull
 
 /* HANDSHAKE.features */
 #define MRMON_FEATURE_EVENTS	 (1ull << 0) /* read()/poll() event queue */
 #define MRMON_FEATURE_BATCH	 (1ull << 1) /* WATCH/UNWATCH take batches */
-/* bit 2 was ABI 1's PFN_CHECK; never reported again */
-/* MRMON_RANGE_SNAPSHOT and MRMON_IOC_REVALIDATE */
-#define MRMON_FEATURE_REVALIDATE (1ull << 3)
+/* bit 2 was ABI 1's PFN_CHECK, bit 3 ABI 2's REVALIDATE: never reported again */
 
 struct mrmon_handshake {
 	__u32 abi_version;	/* in: MRMON_ABI_VERSION; out: the module's */
@@ -65,27 +64,25 @@ struct mrmon_setup {
 };
 
 /*
- * mrmon_range.flags: MRMON_RANGE_SNAPSHOT records the pages mapped now, so
- * REVALIDATE can re-arm the watch after a CLEAR that left them.
+ * One WATCH entry.  `expected` 0 on return means NOT ARMED: an
+ * invalidation overlapping the range was in flight, no watch was made and
+ * no slot taken (`slot` is 0); the caller retries, as after a miss.
+ * Otherwise the range is watched and `expected` is its word's value
+ * (bit 0 set) while it is intact.
  */
-#define MRMON_RANGE_SNAPSHOT	(1u << 0)
-
-/* One WATCH entry. */
 struct mrmon_range {
 	__u64 start;		/* in: page-rounded down */
 	__u64 len;		/* in: > 0; the end is page-rounded up */
 	__u64 cookie;		/* in: comes back in events */
-	__u32 flags;		/* in: MRMON_RANGE_* */
+	__u32 flags;		/* in: 0 (bit 0 was ABI 2's SNAPSHOT) */
 	__u32 slot;		/* out: index of the word */
-	__u64 expected;		/* out: the word's value while intact */
+	__u64 expected;		/* out: the word's value while intact, or 0 */
 };
 
 /*
- * One UNWATCH or REVALIDATE entry.  `expected` is what WATCH (or the last
- * successful REVALIDATE) returned; -ESTALE if the slot no longer holds
- * that watch.  REVALIDATE writes back the word's new value, or 0 when the
- * watch cannot be re-armed (its pages changed, it saw an event other than
- * CLEAR, or it has no snapshot): unwatch it then.
+ * One UNWATCH entry.  `expected` is what WATCH returned; -ESTALE if the
+ * slot no longer holds that watch (an invalidation freed it: harmless,
+ * and avoidable by skipping UNWATCH when the word differs from expected).
  */
 struct mrmon_unwatch_entry {
 	__u32 slot;
@@ -94,9 +91,12 @@ struct mrmon_unwatch_entry {
 };
 
 /*
- * WATCH, UNWATCH and REVALIDATE: entries are processed in order; on an
- * error the call returns it with `done` set to the index of the failing
- * entry (entries before it took effect, their outputs are written).
+ * WATCH and UNWATCH: the whole array is copied in before any entry runs
+ * (-EFAULT, done 0, if it cannot be); entries are then processed in
+ * order; on an error the call returns it with `done` set to the index of
+ * the failing entry (entries before it took effect).  WATCH copies the
+ * array back once at the end; if that fails, every watch it made is
+ * removed again and the call returns -EFAULT with done 0.
  */
 struct mrmon_batch {
 	__u64 entries;		/* in: user pointer to the array */
@@ -113,15 +113,14 @@ struct mrmon_header {
 	__u64 pending;		/* events read() would return now */
 	__u64 overflows;	/* events dropped on a full queue */
 	__u64 nslots;		/* length of the word array */
-	__u64 revalidations;	/* words re-armed by REVALIDATE */
-	__u64 reserved[3];
+	__u64 reserved[4];	/* [0] was ABI 2's revalidations */
 };
 
 enum mrmon_cause {
 	MRMON_CAUSE_UNMAP = 1,		/* munmap, mremap, MAP_FIXED over */
 	/*
 	 * CLEAR: pages zapped, replaced or split (madvise, COW after fork,
-	 * collapse, a VMA or huge-page split): the one cause REVALIDATE can undo
+	 * collapse, a VMA or huge-page split)
 	 */
 	MRMON_CAUSE_CLEAR = 2,
 	MRMON_CAUSE_RELEASE = 3,	/* the address space is torn down */
@@ -149,6 +148,7 @@ struct mrmon_event {
 #define MRMON_IOC_SETUP		_IOWR(MRMON_IOC_MAGIC, 1, struct mrmon_setup)
 #define MRMON_IOC_WATCH		_IOWR(MRMON_IOC_MAGIC, 2, struct mrmon_batch)
 #define MRMON_IOC_UNWATCH	_IOWR(MRMON_IOC_MAGIC, 3, struct mrmon_batch)
+/* ABI 2's REVALIDATE: removed in ABI 3, always -EOPNOTSUPP (never reused) */
 #define MRMON_IOC_REVALIDATE	_IOWR(MRMON_IOC_MAGIC, 4, struct mrmon_batch)
 
 #endif

@@ -94,14 +94,8 @@ static int mrmon_watch_flags(struct peer *p, void *addr, size_t len, struct hand
 	return rc;
 }
 
-/* As the library watches: with the PFN snapshot that REVALIDATE needs. */
+/* As the library watches (ABI 3 has no flags). */
 static int mrmon_watch(struct peer *p, void *addr, size_t len, struct handle *h)
-{
-	return mrmon_watch_flags(p, addr, len, h, MRMON_RANGE_SNAPSHOT);
-}
-
-/* Without it, as kdreg2 (which cannot tell a split from a change). */
-static int mrmon_watch_plain(struct peer *p, void *addr, size_t len, struct handle *h)
 {
 	return mrmon_watch_flags(p, addr, len, h, 0);
 }
@@ -116,34 +110,16 @@ static int mrmon_intact(const struct peer *p, const struct handle *h)
 	return mon_valid(&p->mon, (uint32_t)h->a, h->b);
 }
 
+/* ABI 3: the module freed each invalidated watch in its callback; the
+ * reclaim only reads the events (no UNWATCH), as kdreg2's does. */
 static int mrmon_reclaim(struct peer *p)
 {
 	static struct mrmon_event ev[EV_BATCH];
-	static struct mrmon_unwatch_entry e[EV_BATCH];
 	int got, total = 0;
 
-	while ((got = mon_events(&p->mon, ev, EV_BATCH)) > 0) {
-		struct mrmon_batch b = { .entries = (uintptr_t)e, .count = (uint32_t)got };
-
-		for (int i = 0; i < got; i++)
-			e[i] = (struct mrmon_unwatch_entry){
-				.slot = ev[i].slot, .expected = ev[i].generation << 1 | 1,
-			};
-		mon_ioctl(p->mon.fd, MRMON_IOC_UNWATCH, &b);
+	while ((got = mon_events(&p->mon, ev, EV_BATCH)) > 0)
 		total += got;
-	}
 	return total;
-}
-
-static int mrmon_revalidate(struct peer *p, struct handle *h, int n)
-{
-	int back = 0;
-
-	for (int i = 0; i < n; i++)
-		if (!mrmon_intact(p, &h[i]) && !mon_revalidate(&p->mon, (uint32_t)h[i].a, &h[i].b) &&
-		    h[i].b)
-			back++;
-	return back;
 }
 
 /* --- kdreg2 --- */
@@ -211,9 +187,6 @@ static int kdreg2_reclaim(struct peer *p)
 
 static struct peer peers[] = {
 	{ .name = "mrmon", .open = mrmon_open, .close = mrmon_close, .watch = mrmon_watch,
-	  .unwatch = mrmon_unwatch, .intact = mrmon_intact, .reclaim = mrmon_reclaim,
-	  .revalidate = mrmon_revalidate },
-	{ .name = "mrmon-0", .open = mrmon_open, .close = mrmon_close, .watch = mrmon_watch_plain,
 	  .unwatch = mrmon_unwatch, .intact = mrmon_intact, .reclaim = mrmon_reclaim },
 	{ .name = "kdreg2", .open = kdreg2_open, .close = kdreg2_close, .watch = kdreg2_watch,
 	  .unwatch = kdreg2_unwatch, .intact = kdreg2_intact, .reclaim = kdreg2_reclaim },
