@@ -12,8 +12,8 @@
  *   ctx->lock   (spinlock, leaf) guards the tree, the slot table (slot
  *               -> watch, the free and limbo stacks), the generation
  *               counter, the words, the header counters, the event ring,
- *               the overflow flag, the active-invalidation count and range
- *               and the per-watch charge.  Taken by the notifier callbacks,
+ *               the overflow flag, the active-invalidation count and
+ *               range.  Taken by the notifier callbacks,
  *               which may be non-blockable (the OOM reaper): never held
  *               across anything that sleeps, allocates or takes mmap_lock.
  */
@@ -23,7 +23,6 @@
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
-#include <linux/sched/user.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <uapi/linux/mrmon.h>
@@ -67,12 +66,22 @@ static inline bool mrmon_zero(const u64 *v, unsigned int n)
 
 struct mrmon_mm_count;
 
+/*
+ * A descriptor's limits, read once at open from the module parameters and
+ * the opener's RLIMIT_MEMLOCK and capabilities: changing a parameter never
+ * changes a live descriptor.
+ */
+struct mrmon_limits {
+	u32 max_slots, max_events, max_batch;
+	u32 max_watches_per_mm;
+	u64 max_span;		/* bytes the mm's watches may cover; U64_MAX: no limit */
+};
+
 struct mrmon_ctx {
 	struct mmu_notifier mn;		/* registered by SETUP */
 	struct mm_struct *mm;		/* the opener's; mmgrab()bed */
 	struct mrmon_mm_count *mm_count;	/* its watches, all descriptors */
-	struct user_struct *user;	/* the opener's; charged (mrmon_charge.c) */
-	bool unlimited;			/* opener had CAP_IPC_LOCK */
+	struct mrmon_limits lim;	/* set at open, then immutable */
 	struct mutex mutex;
 	spinlock_t lock;		/* see the top of the file */
 	wait_queue_head_t wq;		/* readers and pollers */
@@ -113,8 +122,6 @@ struct mrmon_ctx {
 	 * (mrmon_dead_free()), so the callback never frees memory.
 	 */
 	struct mrmon_watch *dead_list;
-	size_t charged_bytes;		/* what mrmon_charge() accounted */
-	unsigned long charged_pages;	/* of it, on user->locked_vm */
 
 	u32 ring_head, ring_count;
 	bool overflow_unreported;
@@ -154,13 +161,9 @@ bool mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev);
 /* mrmon_mm.c */
 struct mrmon_mm_count *mrmon_mm_get(struct mm_struct *mm);
 void mrmon_mm_put(struct mrmon_mm_count *c);
-int mrmon_mm_watch_add(struct mrmon_mm_count *c);
-void mrmon_mm_watch_sub(struct mrmon_mm_count *c, unsigned long n);
-
-/* mrmon_charge.c */
-int mrmon_charge(struct mrmon_ctx *ctx, size_t bytes);
-void mrmon_uncharge(struct mrmon_ctx *ctx, size_t bytes);
-void mrmon_uncharge_all(struct mrmon_ctx *ctx);
+int mrmon_mm_watch_add(struct mrmon_mm_count *c, const struct mrmon_limits *lim,
+		       u64 span);
+void mrmon_mm_watch_sub(struct mrmon_mm_count *c, unsigned long n, u64 span);
 
 /* mrmon_main.c: limits (module parameters; root sets them any time) */
 struct mrmon_limit {
@@ -170,6 +173,7 @@ struct mrmon_limit {
 
 extern struct mrmon_limit mrmon_max_slots, mrmon_max_events, mrmon_max_batch;
 extern struct mrmon_limit mrmon_max_watches_per_mm;
+extern struct mrmon_limit mrmon_span_floor_mb, mrmon_max_span_per_mm_gb;
 
 static inline unsigned int mrmon_limit(const struct mrmon_limit *limit)
 {

@@ -9,7 +9,7 @@
 #include <linux/uaccess.h>
 #include "mrmon.h"
 
-static long mrmon_handshake(void __user *uarg)
+static long mrmon_handshake(const struct mrmon_ctx *ctx, void __user *uarg)
 {
 	struct mrmon_handshake hs;
 	long ret = 0;
@@ -25,9 +25,10 @@ static long mrmon_handshake(void __user *uarg)
 		ret = -EPROTONOSUPPORT;	/* hs still says which one we speak */
 	hs.abi_version = MRMON_ABI_VERSION;
 	hs.features = MRMON_FEATURE_EVENTS | MRMON_FEATURE_BATCH;
-	hs.max_slots = mrmon_limit(&mrmon_max_slots);
-	hs.max_events = mrmon_limit(&mrmon_max_events);
-	hs.max_batch = mrmon_limit(&mrmon_max_batch);
+	/* The descriptor's own limits, read at open. */
+	hs.max_slots = ctx->lim.max_slots;
+	hs.max_events = ctx->lim.max_events;
+	hs.max_batch = ctx->lim.max_batch;
 	hs.header_size = PAGE_SIZE;
 	hs.event_size = sizeof(struct mrmon_event);
 	if (copy_to_user(uarg, &hs, sizeof(hs)))
@@ -99,7 +100,7 @@ static long mrmon_batch(struct mrmon_ctx *ctx, unsigned int cmd, void __user *ua
 	if (b.flags || b.pad || b.done ||
 	    !mrmon_zero(b.reserved, ARRAY_SIZE(b.reserved)))
 		return -EINVAL;
-	if (!b.count || b.count > mrmon_limit(&mrmon_max_batch))
+	if (!b.count || b.count > ctx->lim.max_batch)
 		return -EINVAL;
 	/* Pairs with mrmon_setup()'s release: slots, words and notifier exist. */
 	if (!smp_load_acquire(&ctx->setup_done))
@@ -174,7 +175,7 @@ long mrmon_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EPERM;
 	switch (cmd) {
 	case MRMON_IOC_HANDSHAKE:
-		return mrmon_handshake(uarg);
+		return mrmon_handshake(ctx, uarg);
 	case MRMON_IOC_SETUP:
 		if (mutex_lock_killable(&ctx->mutex))
 			return -EINTR;

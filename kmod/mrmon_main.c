@@ -20,8 +20,9 @@
 /*
  * The limits are bounded even for root: past these ceilings a SETUP's
  * arrays would exceed what kvcalloc() accepts (it warns past INT_MAX
- * bytes).  Every descriptor's memory is also charged to its user
- * (mrmon_charge.c), which is what bounds an unprivileged user.
+ * bytes).  Every descriptor's memory is charged to its memory cgroup; the
+ * watches' count and span are limited per mm (mrmon_mm.c).  A descriptor
+ * reads all of them once, at open (mrmon_limits_read()).
  */
 #define MRMON_SLOTS_CEILING	BIT(21)
 #define MRMON_EVENTS_CEILING	BIT(20)
@@ -31,6 +32,10 @@ struct mrmon_limit mrmon_max_slots = { BIT(16), MRMON_SLOTS_CEILING };
 struct mrmon_limit mrmon_max_events = { BIT(16), MRMON_EVENTS_CEILING };
 struct mrmon_limit mrmon_max_batch = { 1024, MRMON_BATCH_CEILING };
 struct mrmon_limit mrmon_max_watches_per_mm = { BIT(16), MRMON_SLOTS_CEILING };
+/* 64 MiB: RLIMIT_MEMLOCK's Linux default is 8 MiB (1 TiB at most). */
+struct mrmon_limit mrmon_span_floor_mb = { 64, BIT(20) };
+/* With RLIMIT_MEMLOCK unlimited: 1 TiB of watched span per mm (128 TiB at most). */
+struct mrmon_limit mrmon_max_span_per_mm_gb = { 1024, BIT(17) };
 
 static int mrmon_limit_set(const char *val, const struct kernel_param *kp)
 {
@@ -67,9 +72,40 @@ MODULE_PARM_DESC(max_batch, "Largest WATCH/UNWATCH batch (1..2^16)");
 module_param_cb(max_watches_per_mm, &mrmon_limit_ops, &mrmon_max_watches_per_mm, 0644);
 MODULE_PARM_DESC(max_watches_per_mm,
 		 "Most watches of one address space, all descriptors (1..2^21)");
+module_param_cb(span_floor_mb, &mrmon_limit_ops, &mrmon_span_floor_mb, 0644);
+MODULE_PARM_DESC(span_floor_mb,
+		 "Span the watches of one mm may cover at least, in MiB, whatever RLIMIT_MEMLOCK (1..2^20)");
+module_param_cb(max_span_per_mm_gb, &mrmon_limit_ops, &mrmon_max_span_per_mm_gb, 0644);
+MODULE_PARM_DESC(max_span_per_mm_gb,
+		 "Span the watches of one mm may cover with RLIMIT_MEMLOCK unlimited, in GiB (1..2^17)");
+
+/*
+ * The descriptor's limits, read once: a later change of a parameter or of
+ * the rlimit never changes a live descriptor.  The span is charged as the
+ * registrations it protects would be (pinned memory against
+ * RLIMIT_MEMLOCK, per mm), with a floor; an opener with CAP_IPC_LOCK is
+ * not limited by it, and the check does not log an audit denial (as
+ * io_uring's).
+ */
+static void mrmon_limits_read(struct mrmon_limits *lim)
+{
+	unsigned long memlock = rlimit(RLIMIT_MEMLOCK);
+	u64 floor = (u64)mrmon_limit(&mrmon_span_floor_mb) << 20;
+
+	lim->max_slots = mrmon_limit(&mrmon_max_slots);
+	lim->max_events = mrmon_limit(&mrmon_max_events);
+	lim->max_batch = mrmon_limit(&mrmon_max_batch);
+	lim->max_watches_per_mm = mrmon_limit(&mrmon_max_watches_per_mm);
+	if (ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK))
+		lim->max_span = U64_MAX;
+	else if (memlock == RLIM_INFINITY)
+		lim->max_span = (u64)mrmon_limit(&mrmon_max_span_per_mm_gb) << 30;
+	else
+		lim->max_span = max_t(u64, memlock, floor);
+}
 
 /**
- * mrmon_open() - bind a new descriptor to the caller's mm and user
+ * mrmon_open() - bind a new descriptor to the caller's mm, read its limits
  * @inode: /dev/mrmon
  * @file: the new file
  *
@@ -95,8 +131,7 @@ static int mrmon_open(struct inode *inode, struct file *file)
 	}
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
-	ctx->user = get_current_user();
-	ctx->unlimited = capable(CAP_IPC_LOCK);
+	mrmon_limits_read(&ctx->lim);
 	mutex_init(&ctx->mutex);
 	spin_lock_init(&ctx->lock);
 	ctx->tree = RB_ROOT_CACHED;

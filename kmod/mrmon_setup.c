@@ -2,8 +2,9 @@
 /*
  * mrmon_setup.c - SETUP (the shared map, the event ring, the slot table
  * and the descriptor's mmu_notifier) and the end of a context.
- * Everything SETUP allocates is charged to the opener's memory cgroup and
- * to its RLIMIT_MEMLOCK (mrmon_charge.c).
+ * Everything SETUP allocates is charged to the opener's memory cgroup
+ * (GFP_KERNEL_ACCOUNT), not to RLIMIT_MEMLOCK: nothing here is pinned
+ * user memory.  The descriptor's limits were read at open.
  *
  * Lifetime: the context is freed by the notifier's free_notifier, after
  * mmu_notifier_put() and an SRCU grace period, so a callback still running
@@ -33,16 +34,6 @@ static int mrmon_map_alloc(struct mrmon_ctx *ctx, u32 nslots)
 	return 0;
 }
 
-static size_t mrmon_setup_bytes(const struct mrmon_setup *su)
-{
-	size_t map = (1 + DIV_ROUND_UP((size_t)su->nslots * sizeof(u64), PAGE_SIZE)) *
-		     PAGE_SIZE;
-	/* A watch pointer, a free-stack and a limbo entry (mrmon_slots_alloc()). */
-	size_t slots = (size_t)su->nslots * (sizeof(struct mrmon_watch *) + 2 * sizeof(u32));
-
-	return map + slots + (size_t)su->nevents * sizeof(struct mrmon_event);
-}
-
 /* What SETUP allocated; any context (kvfree, vfree). */
 static void mrmon_setup_free(struct mrmon_ctx *ctx)
 {
@@ -59,13 +50,12 @@ static void mrmon_setup_free(struct mrmon_ctx *ctx)
  * @uarg: struct mrmon_setup in user memory
  *
  * Return: 0; -EINVAL for a bad argument; -EBUSY if already set up;
- * -ENOMEM when memory or the user's RLIMIT_MEMLOCK runs out; -EFAULT;
+ * -ENOMEM without memory (the memory cgroup's limit included); -EFAULT;
  * -EINTR if a fatal signal interrupted the notifier's registration.
  */
 long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 {
 	struct mrmon_setup su;
-	size_t bytes;
 	int ret;
 
 	lockdep_assert_held(&ctx->mutex);
@@ -74,18 +64,12 @@ long mrmon_setup(struct mrmon_ctx *ctx, void __user *uarg)
 	if (su.flags || su.pad || su.map_size ||
 	    !mrmon_zero(su.reserved, ARRAY_SIZE(su.reserved)))
 		return -EINVAL;
-	if (!su.nslots || su.nslots > mrmon_limit(&mrmon_max_slots) ||
-	    !su.nevents || su.nevents > mrmon_limit(&mrmon_max_events))
+	if (!su.nslots || su.nslots > ctx->lim.max_slots ||
+	    !su.nevents || su.nevents > ctx->lim.max_events)
 		return -EINVAL;
 	if (ctx->setup_done)
 		return -EBUSY;
 
-	bytes = mrmon_setup_bytes(&su);
-	spin_lock(&ctx->lock);
-	ret = mrmon_charge(ctx, bytes);
-	spin_unlock(&ctx->lock);
-	if (ret)
-		return ret;
 	ret = -ENOMEM;
 	/* Sized by the caller: a failure is its -ENOMEM, not a kernel splat. */
 	ctx->ring = kvcalloc(su.nevents, sizeof(*ctx->ring),
@@ -128,9 +112,6 @@ unset:
 	ctx->nevents = 0;
 fail:
 	mrmon_setup_free(ctx);
-	spin_lock(&ctx->lock);
-	mrmon_uncharge(ctx, bytes);
-	spin_unlock(&ctx->lock);
 	return ret;
 }
 
@@ -164,9 +145,7 @@ void mrmon_ctx_release(struct mrmon_ctx *ctx)
 	bool registered = ctx->setup_done;
 
 	mrmon_watches_free(ctx);
-	mrmon_uncharge_all(ctx);
 	mrmon_mm_put(ctx->mm_count);
-	free_uid(ctx->user);
 	mmdrop(ctx->mm);
 	if (registered)
 		mmu_notifier_put(&ctx->mn);

@@ -57,12 +57,10 @@ INTERVAL_TREE_DEFINE(struct mrmon_watch, rb, unsigned long, subtree_last,
 
 static struct kmem_cache *mrmon_watch_cache;
 
-/*
- * What one watch costs, for the per-user charge: the watch and the memory
- * cgroup's pointer for the slab object; its slot's entries in the slot
- * table are charged by SETUP.
- */
-#define MRMON_WATCH_CHARGE	(sizeof(struct mrmon_watch) + 8)
+static u64 mrmon_watch_span(const struct mrmon_watch *w)
+{
+	return (u64)w->last - w->start + 1;
+}
 
 int mrmon_watch_cache_init(void)
 {
@@ -159,8 +157,7 @@ static void mrmon_watch_unlink(struct mrmon_ctx *ctx, struct mrmon_watch *w)
 	lockdep_assert_held(&ctx->lock);
 	mrmon_itree_remove(w, &ctx->tree);
 	ctx->slot_watch[w->slot] = NULL;
-	mrmon_uncharge(ctx, MRMON_WATCH_CHARGE);
-	mrmon_mm_watch_sub(ctx->mm_count, 1);
+	mrmon_mm_watch_sub(ctx->mm_count, 1, mrmon_watch_span(w));
 }
 
 /**
@@ -171,8 +168,9 @@ static void mrmon_watch_unlink(struct mrmon_ctx *ctx, struct mrmon_watch *w)
  *         when the watch is made
  *
  * Return: 0 (armed, or not armed with r->expected 0); -EINVAL for a bad
- * entry; -ENOSPC with every slot in use; -EDQUOT with max_watches_per_mm
- * watches in the mm; -ENOMEM without memory or past the memory charge.
+ * entry; -ENOSPC with every slot in use; -E2BIG for a range larger than
+ * the span limit; -EDQUOT with max_watches_per_mm watches in the mm or
+ * past the span limit (mrmon_mm.c); -ENOMEM without memory.
  */
 int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r,
 		    struct mrmon_watch **spare)
@@ -208,16 +206,12 @@ int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r,
 		r->expected = 0;
 		return 0;
 	}
-	ret = mrmon_mm_watch_add(ctx->mm_count);
+	ret = mrmon_mm_watch_add(ctx->mm_count, &ctx->lim, mrmon_watch_span(w));
 	if (ret)
 		goto unlock;
-	ret = mrmon_charge(ctx, MRMON_WATCH_CHARGE);
-	if (!ret && !ctx->nfree) {
-		mrmon_uncharge(ctx, MRMON_WATCH_CHARGE);
+	if (!ctx->nfree) {
+		mrmon_mm_watch_sub(ctx->mm_count, 1, mrmon_watch_span(w));
 		ret = -ENOSPC;
-	}
-	if (ret) {
-		mrmon_mm_watch_sub(ctx->mm_count, 1);
 		goto unlock;
 	}
 	w->slot = ctx->free_slots[--ctx->nfree];
@@ -316,6 +310,7 @@ unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
 	unsigned long last = end - 1;
 	struct mrmon_watch *w, *next;
 	unsigned int n = 0;
+	u64 span = 0;
 
 	lockdep_assert_held(&ctx->lock);
 	if (mrmon_tree_within(ctx, start, last)) {
@@ -324,6 +319,7 @@ unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
 		ctx->tree = RB_ROOT_CACHED;
 		rbtree_postorder_for_each_entry_safe(w, next, &tree.rb_root, rb) {
 			mrmon_watch_clear(ctx, w, start, last, cause);
+			span += mrmon_watch_span(w);
 			w->dead_next = ctx->dead_list;
 			ctx->dead_list = w;
 			n++;
@@ -333,14 +329,14 @@ unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
 			next = mrmon_itree_iter_next(w, start, last);
 			mrmon_itree_remove(w, &ctx->tree);
 			mrmon_watch_clear(ctx, w, start, last, cause);
+			span += mrmon_watch_span(w);
 			w->dead_next = ctx->dead_list;
 			ctx->dead_list = w;
 			n++;
 		}
 	}
 	if (n) {
-		mrmon_uncharge(ctx, n * MRMON_WATCH_CHARGE);
-		mrmon_mm_watch_sub(ctx->mm_count, n);
+		mrmon_mm_watch_sub(ctx->mm_count, n, span);
 		WRITE_ONCE(ctx->hdr->invalidations, ctx->hdr->invalidations + n);
 	}
 	return n;
@@ -381,6 +377,7 @@ void mrmon_watches_free(struct mrmon_ctx *ctx)
 	struct mrmon_watch *w, *n;
 	struct rb_root_cached tree;
 	unsigned long count = 0;
+	u64 span = 0;
 
 	spin_lock(&ctx->lock);
 	ctx->dead = true;
@@ -388,9 +385,10 @@ void mrmon_watches_free(struct mrmon_ctx *ctx)
 	ctx->tree = RB_ROOT_CACHED;
 	spin_unlock(&ctx->lock);
 	rbtree_postorder_for_each_entry_safe(w, n, &tree.rb_root, rb) {
+		span += mrmon_watch_span(w);
 		mrmon_watch_free(w);
 		count++;
 	}
-	mrmon_mm_watch_sub(ctx->mm_count, count);
+	mrmon_mm_watch_sub(ctx->mm_count, count, span);
 	mrmon_dead_free(ctx);
 }

@@ -93,7 +93,19 @@ static void params(void)
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_SETUP, &su), -EINVAL);
 	su = (struct mrmon_setup){ .nslots = 64, .nevents = 33 };
 	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_SETUP, &su), -EINVAL);
+	/* Read once, at open: a later write changes no live descriptor
+	 * (issue 24, finding 7); a new descriptor sees it (the control). */
+	write_param("max_batch", 4);
+	m.hs = (struct mrmon_handshake){ .abi_version = MRMON_ABI_VERSION };
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &m.hs), 0);
+	CHECK_EQ(m.hs.max_batch, 8);
 	close(fd);
+	fd = open("/dev/mrmon", O_RDWR | O_CLOEXEC);
+	m.hs = (struct mrmon_handshake){ .abi_version = MRMON_ABI_VERSION };
+	CHECK_EQ(mon_ioctl(fd, MRMON_IOC_HANDSHAKE, &m.hs), 0);
+	CHECK_EQ(m.hs.max_batch, 4);
+	close(fd);
+	write_param("max_batch", 8);
 
 	CHECK_EQ(mon_open(&m, 64, 32), 0);
 	memset(r, 0, sizeof(r));

@@ -5,12 +5,15 @@
  *     measured as the growth of the memory cgroup of the process; a live
  *     watch's cost is printed.
  *   - HANDSHAKE's max_slots, with the default parameters, is at most 65,536.
- *   - The memory is charged to the user against RLIMIT_MEMLOCK: uid 65534
- *     with a 1 MiB limit gets ENOMEM from WATCH or SETUP, and its cgroup
- *     then holds no more than the limit, give or take HELD_SLACK (and more
- *     than half of it: the limit is what stopped it); a second process of the same uid gets
- *     ENOMEM while the first holds the budget and succeeds once the first
- *     has exited (uncharging works).
+ *   - ABI 3 (issue 24, finding 5): the memory is charged to the memory
+ *     cgroup only, not to RLIMIT_MEMLOCK (the pinned-memory counter); what
+ *     is limited per address space is the span the watches cover,
+ *     charged as the registrations they protect would be: uid 65534 with
+ *     a 1 MiB RLIMIT_MEMLOCK gets the floor, span_floor_mb (64 MiB), so
+ *     its one-page watches stop with EDQUOT after exactly 16,384, a watch
+ *     of [0, TASK_SIZE) is E2BIG, and a second process of the same uid
+ *     (another address space, its own span) is served while the first
+ *     holds its budget, as before it starts and after it exits.
  *
  * Regression test for issue 13, defect 4: on 1682920 a slot was a 312-byte
  * struct allocated at SETUP for every slot, max_slots was 2^20, and nothing
@@ -35,17 +38,10 @@
 #define IDLE_BOUND	64
 #define LIVE_WATCHES	16384u
 #define MEMLOCK_LOW	(1ul << 20)
-#define A_SLOTS		16384u
+#define A_SLOTS		20000u
+#define SPAN_FLOOR	(64ul << 20)	/* span_floor_mb's default */
 #define B_SLOTS		4096u
 #define B_WATCHES	256u
-/*
- * What the cgroup sees beyond what the module charges: the memory cgroup
- * stores a pointer beside every accounted slab object (8 bytes a watch),
- * and the context, the file and the VMA of a descriptor are not charged.
- * Measured: 136.0 bytes a watch in the cgroup for 136 charged, and 5,249
- * watches under 1 MiB held 1,024 to 1,028 kB.
- */
-#define HELD_SLACK	(MEMLOCK_LOW / 32)
 
 static char cg_measured[256], cg_other[256];
 static int cpu;
@@ -215,6 +211,21 @@ static void filler(int in, int out)
 	mon_close(&m);
 }
 
+/* uid 65534: a watch of the whole address space; reports the error. */
+static void whole(int in, int out)
+{
+	uint32_t slot;
+	uint64_t e;
+	struct mon m;
+	int rc = mon_open(&m, B_SLOTS, 64);
+
+	(void)in;
+	if (!rc)
+		rc = mon_watch(&m, NULL, (1ul << 47) - PAGE, 0, &slot, &e);
+	out_double(out, rc);
+	mon_close(&m);
+}
+
 /* uid 65534 (or root): SETUP and B_WATCHES watches; reports the error. */
 static void small(int in, int out)
 {
@@ -287,19 +298,21 @@ static void charge(void)
 	CHECK_EQ(write(to, "q", 1), 1);
 	CHECK_EQ(reap(a, to, from), 0);
 	rc_b2 = run_small(small, 1);
-	printf("uid %d, RLIMIT_MEMLOCK %lu kB: stopped by %s after %.0f watches holding %.0f kB; "
-	       "a second process: %s alone, %s meanwhile, %s after\n", PRIV_NOBODY,
+	printf("uid %d, RLIMIT_MEMLOCK %lu kB: stopped by %s after %.0f one-page watches "
+	       "(memory cgroup: %.0f kB); a second process: %s alone, %s meanwhile, %s after; "
+	       "a watch of [0, TASK_SIZE): %s\n", PRIV_NOBODY,
 	       MEMLOCK_LOW >> 10, strerror((int)-rc_a), watches_a, bytes_a / 1024,
-	       strerror(-rc_b0), strerror(-rc_b), strerror(-rc_b2));
-	CHECK_EQ(rc_a, -ENOMEM);
-	CHECK(bytes_a <= MEMLOCK_LOW + HELD_SLACK);
-	CHECK(bytes_a > MEMLOCK_LOW / 2);
+	       strerror(-rc_b0), strerror(-rc_b), strerror(-rc_b2),
+	       strerror(-run_small(whole, 1)));
+	CHECK_EQ(rc_a, -EDQUOT);
+	CHECK_EQ(watches_a, SPAN_FLOOR / PAGE);
 	CHECK_EQ(rc_b0, 0);
-	CHECK_EQ(rc_b, -ENOMEM);
+	CHECK_EQ(rc_b, 0);
 	CHECK_EQ(rc_b2, 0);
+	CHECK_EQ(run_small(whole, 1), -E2BIG);
 
-	/* Control: root is not limited by RLIMIT_MEMLOCK. */
-	root_watches = watches_a * 2 < A_SLOTS - 1 ? (uint32_t)watches_a * 2 : A_SLOTS - 1;
+	/* Control: root (CAP_IPC_LOCK) is not limited by the span. */
+	root_watches = A_SLOTS - 1;
 	a = spawn(unlimited, 0, &to, &from);
 	rc_root = in_double(from);
 	done_root = in_double(from);
