@@ -3,20 +3,19 @@
  * witness_abi.c - everything in libmrc-audit that depends on the exact
  * /dev/mrmon ABI version, in one place so that a new ABI is a change here.
  *
- * What the rest of the library relies on holds in ABI 2 and in ABI 3 as
- * announced: a word equals the `expected` WATCH returned while the range is
- * intact, and is read with one load.  The library never REVALIDATEs (ABI 3
- * drops it): a harmless CLEAR (a VMA or huge-page split) therefore stays an
- * invalidation under ABI 2 (docs/audit.md, "What it cannot see").
+ * What the rest of the library relies on holds in ABI 2 and ABI 3: a word
+ * equals the `expected` WATCH returned while the range is intact, and is
+ * read with one load.  The library never REVALIDATEs (ABI 3 dropped it): a
+ * harmless CLEAR (a VMA or huge-page split) stays an invalidation
+ * (docs/audit.md, "What it cannot see").
  *
- * ABI 2 -> ABI 3, what changes here:
+ * ABI 3 (built against now; the module refuses an ABI-2 handshake):
  *   - the handshake's version;
  *   - a WATCH entry may come back "not armed" (an invalidation of the range
  *     was in flight): mra_abi_armed() says so and the caller treats the
  *     registration as invalid at once;
  *   - the kernel removes a watch itself when it clears the word, so UNWATCH
- *     of it gives -ESTALE: mra_abi_unwatch_gone() accepts that (ABI 2 gives
- *     it only for a watch that is gone, which the library never unwatches).
+ *     of it gives -ESTALE: mra_abi_unwatch_gone() accepts that.
  *
  * Assumed unchanged, and used by witness.c as the uapi header defines
  * them: HANDSHAKE's limits and header_size, SETUP, the batch structs, the
@@ -41,7 +40,8 @@ uint32_t mra_abi_watch_flags(void)
 	return 0;
 }
 
-/* ABI 2 always arms; a word without its valid bit means "not armed". */
+/* An entry that overlapped an invalidation in flight comes back with
+ * expected 0: not armed. */
 bool mra_abi_armed(const struct mrmon_range *r)
 {
 	return r->expected & MRMON_WORD_VALID;
