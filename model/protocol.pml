@@ -62,6 +62,9 @@
  * Properties:
  *   GET_RETURNS   a get never returns a registration whose pages are not
  *                 the ones mapped at its deciding read
+ *   HELD          a region is never reclaimed (deregistered) while a thread
+ *                 holds it, by reference or by hazard slot; a get that
+ *                 returns finds its region not reclaimed
  *   W             (the library) a word that holds its region's expected
  *                 value means the registration pins the mapped pages;
  *                 checked at every page change
@@ -97,6 +100,10 @@
  *   MUTANT_NO_RECHECK           no re-check of the word after registering:
  *                               with REVALIDATE and pages that come back,
  *                               a hit gets pages no longer mapped
+ *   MUTANT_RECLAIM_MISSES_SLOT  reclaim does not look at the hazard slots:
+ *                               a region a hit holds is deregistered
+ *   MUTANT_SLOT_AFTER_CHECK     a hit checks the region, then publishes it
+ *                               in its slot: reclaim in between is missed
  *  tolerated (must pass; docs/protocol.md says why)
  *   MUTANT_SAME_GENERATION      alone (a slot is freed only at reclaim)
  *   MUTANT_NO_RECHECK           with NO_ABA (pages never come back)
@@ -194,6 +201,15 @@ byte rpages[NREG];	/* what region->reg pins; 0: not registered */
 byte rslot[NREG];	/* region->watch.token; NONE: not watched */
 byte rexp[NREG];	/* region->watch.expected */
 byte kgens[NSLOT];	/* kernel_monitor->slots[].gen: our live watch's */
+/* Hazard slots (lib/cache/threads.h): one per application thread (a
+ * thread here holds one region at a time), the region its hit published;
+ * NONE when clear. */
+byte hslot[NT];
+#define HELD_BY_SLOT(r)	(hslot[0] == (r) || hslot[NT - 1] == (r))
+/* Ghost for HELD: the region each thread holds, from its get's return to
+ * its put. */
+byte gheld[NT];
+#define GHELD(r)	(gheld[0] == (r) || gheld[NT - 1] == (r))
 #ifdef EARLY_UNWATCH
 bit runw[NREG];		/* a design variant: unwatched at kill, still held */
 #define WATCHED(r)	(rslot[r] != NONE && !runw[r])
@@ -362,7 +378,7 @@ inline mrmon_watch_one(r, s, e, fp, bad)
 	 * invalidation's end; if the walk found nothing it joins at once and
 	 * the seq goes odd; either way this invalidation does not call it,
 	 * and read_begin will wait for its end. */
-	/* @code lib/cache/cache.c:region_alloc:125-132 */
+	/* @code lib/cache/cache.c:region_alloc:143-150 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_one:196-206 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:129-131 */
 	/* @linux mm/mmu_notifier.c:__mmu_interval_notifier_insert */
@@ -626,39 +642,51 @@ proctype worker()
 
 inline cache_lock(me)
 {
-	/* @code lib/cache/cache.c:mrc_cache_lock:55-56 */
+	/* @code lib/cache/cache.c:mrc_cache_lock:73-74 */
 	atomic { lock == NONE -> lock = me }
 }
 
 inline cache_unlock(me)
 {
-	/* @code lib/cache/cache.c:mrc_cache_unlock:75-76 */
+	/* @code lib/cache/cache.c:mrc_cache_unlock:93-94 */
 	d_step { assert(lock == me); lock = NONE }
 }
 
-/* region_reclaim(): win the CAS DEAD|0 -> DEAD|RECLAIMED; the region
- * waits in cache->reclaim, and before the lock is released (or when 64
- * wait, or an eviction or registration needs the room) reclaim_flush()
- * deregisters the lot, unwatches it (kernel_unwatch_many() -> one UNWATCH
- * batch), then region_free() each.  Under cache->lock throughout, and
- * nothing reads a RECLAIMED region's registration or watch in between (a
- * hit backs off on the flag first), so the model folds the
- * deregistration, the unwatch and the free into this step. */
+/* region_reclaim() queues a dead region with no reference; before the
+ * lock is released (or when 64 wait, or an eviction or registration needs
+ * the room) reclaim_flush() claims each (reclaim_claim: no hazard slot
+ * holds it, then the CAS DEAD|0 -> DEAD|RECLAIMED), deregisters the lot,
+ * unwatches it (kernel_unwatch_many() -> one UNWATCH batch), then
+ * region_free() each.  Under cache->lock throughout, and nothing reads a
+ * RECLAIMED region's registration or watch in between (a hit backs off on
+ * the flag first), so the model folds the queue, the deregistration, the
+ * unwatch and the free into the claim's step.  The slots are read in a
+ * step before the CAS: a hit may publish in between (and then sees DEAD).
+ * The C code reads the slots one by one; one step here is the same under
+ * sequential consistency, as a publish after the read of its slot is a
+ * publish after the whole read. */
 inline region_reclaim(r, won)
 {
-	/* @code lib/cache/cache.c:region_reclaim:228-235 */
+	/* @code lib/cache/cache.c:region_reclaim:275-277 */
+	/* @code lib/cache/cache.c:reclaim_claim:221-221 */
+#ifdef MUTANT_RECLAIM_MISSES_SLOT
+	won = 1;
+#else
+	won = !HELD_BY_SLOT(r);
+#endif
+	/* @code lib/cache/cache.c:reclaim_claim:222-227 */
 	atomic {
 		if
-		:: rstate[r] == R_DEAD && refs[r] == 0 ->
-			rstate[r] = R_FREE; won = 1;
+		:: won && rstate[r] == R_DEAD && refs[r] == 0 ->
+			assert(!GHELD(r));	/* HELD */
+			rstate[r] = R_FREE;
 			rpages[r] = 0		/* backend_dereg() */
 		:: else -> won = 0
 		fi
 	};
 	if
 	:: won ->
-		/* @code lib/cache/cache.c:region_reclaim:233-237 */
-		/* @code lib/cache/cache.c:reclaim_flush:206-217 */
+		/* @code lib/cache/cache.c:reclaim_flush:252-263 */
 		/* @code lib/monitor/kernel.c:kernel_unwatch_many:286-290 */
 		/* @code lib/monitor/kernel.c:kmon_unwatch_entries:262-263 */
 #ifdef EARLY_UNWATCH
@@ -673,12 +701,12 @@ inline region_reclaim(r, won)
 	fi
 }
 
-/* region_unref(): fetch_sub; whoever leaves a DEAD region at zero takes
- * cache->lock (never held by its caller) and tries region_reclaim(). */
+/* region_unref(): a CAS decrement; whoever leaves a DEAD region at zero
+ * takes cache->lock (never held by its caller) and tries
+ * region_reclaim(). */
 inline region_unref(me, r, won)
 {
-	/* @code lib/cache/cache.c:region_unref:263-267 */
-	/* @code lib/cache/cache.c:region_unref_slow:245-250 */
+	/* @code lib/cache/cache.c:region_unref:330-337 */
 	atomic {
 		assert(refs[r] > 0);
 		refs[r]--;
@@ -686,7 +714,7 @@ inline region_unref(me, r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache/cache.c:region_unref_slow:251-253 */
+		/* @code lib/cache/cache.c:region_release_dead:287-289 */
 		cache_lock(me);
 		region_reclaim(r, won);
 		cache_unlock(me)
@@ -700,12 +728,12 @@ inline region_unref(me, r, won)
  * Under cache->lock. */
 inline region_kill(r, won)
 {
-	/* @code lib/cache/cache.c:region_kill:281-283 */
+	/* @code lib/cache/cache.c:region_kill:358-360 */
 	if
 	:: index == r -> index = NONE
 	:: else
 	fi;
-	/* @code lib/cache/cache.c:region_kill:304-306 */
+	/* @code lib/cache/cache.c:region_kill:382-384 */
 	atomic {
 		assert(rstate[r] == R_LIVE);
 		rstate[r] = R_DEAD;
@@ -848,7 +876,7 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
  * Under cache->lock. */
 inline cache_register(r, s, e, ok, got, fp, bad)
 {
-	/* @code lib/cache/cache.c:cache_register:599-599 */
+	/* @code lib/cache/cache.c:cache_register:707-707 */
 	d_step {
 		r = 0;
 		do
@@ -860,19 +888,19 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 #ifdef MUTANT_REG_BEFORE_WATCH
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
-	/* @code lib/cache/cache.c:cache_register:603-603 */
+	/* @code lib/cache/cache.c:cache_register:711-711 */
 	/* @code lib/monitor/kernel.c:kernel_watch:239-243 */
 	mrmon_watch_one(r, s, e, fp, bad);
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
 	/* @code lib/monitor/kernel.c:kernel_watch:247-250 */
-	/* @code lib/cache/cache.c:cache_register:608-609 */
+	/* @code lib/cache/cache.c:cache_register:716-717 */
 	d_step {
 		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
-	/* @code lib/cache/cache.c:cache_register:626-626 */
+	/* @code lib/cache/cache.c:cache_register:734-734 */
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
@@ -881,8 +909,8 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
 	 * whose word was cleared */
-	/* @code lib/cache/cache.c:cache_register:632-642 */
-	/* @code lib/cache/cache.c:cache_register:650-654 */
+	/* @code lib/cache/cache.c:cache_register:740-750 */
+	/* @code lib/cache/cache.c:cache_register:758-762 */
 	atomic {
 		if
 		:: word[s] == e -> GET_RETURNS(r); ok = 1; rstate[r] = R_LIVE; refs[r]++
@@ -893,11 +921,11 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	if
 	:: ok -> got = r
 	:: else ->
-		/* @code lib/cache/cache.c:region_discard:321-326 */
+		/* @code lib/cache/cache.c:region_discard:399-404 */
 		d_step { index = NONE; rpages[r] = 0 };
-		/* @code lib/cache/cache.c:region_discard:327-328 */
+		/* @code lib/cache/cache.c:region_discard:405-406 */
 		mrmon_unwatch_one(s, r);
-		/* @code lib/cache/cache.c:region_discard:329-334 */
+		/* @code lib/cache/cache.c:region_discard:407-412 */
 		rstate[r] = R_FREE
 	fi
 }
@@ -908,12 +936,12 @@ inline cache_register(r, s, e, ok, got, fp, bad)
  * else cache_register(), again on -ESTALE. */
 inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
 {
-	/* @code lib/cache/cache.c:cache_get_slow:671-672 */
+	/* @code lib/cache/cache.c:cache_get_slow:779-780 */
 	cache_lock(me);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	do
 	:: got == NONE ->
-		/* @code lib/cache/cache.c:cache_get_slow:675-681 */
+		/* @code lib/cache/cache.c:cache_get_slow:784-790 */
 		atomic {
 			r = index;	/* mrc_index_lookup(): writers hold the lock */
 			ok = (r != NONE && word[rslot[r]] == rexp[r]);	/* region_intact() */
@@ -924,33 +952,54 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, b
 		};
 		if
 		:: ok ->
-			/* @code lib/cache/cache.c:cache_get_slow:683-688 */
+			/* @code lib/cache/cache.c:cache_get_slow:792-798 */
 			atomic { refs[r]++; got = r }
 		:: !ok && r != NONE ->
-			/* @code lib/cache/cache.c:cache_get_slow:677-680 */
+			/* @code lib/cache/cache.c:cache_get_slow:786-789 */
 			region_kill(r, won);
-			/* @code lib/cache/cache.c:cache_get_slow:690-690 */
+			/* @code lib/cache/cache.c:cache_get_slow:800-800 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		:: !ok && r == NONE ->
-			/* @code lib/cache/cache.c:cache_get_slow:690-690 */
+			/* @code lib/cache/cache.c:cache_get_slow:800-800 */
 			cache_register(r, s, e, ok, got, fp, bad)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache/cache.c:cache_get_slow:694-694 */
+	/* @code lib/cache/cache.c:cache_get_slow:804-804 */
 	cache_unlock(me)
+}
+
+/* slot_clear(): clear this thread's slot, then (a step of its own) read
+ * the region's word: DEAD with no reference means a reclaim may have left
+ * it to this thread, which then takes cache->lock and tries
+ * region_reclaim(). */
+inline slot_clear(me, r, won)
+{
+	/* @code lib/cache/cache.c:slot_clear:301-303 */
+	hslot[me] = NONE;
+	/* @code lib/cache/cache.c:slot_clear:304-305 */
+	won = (rstate[r] == R_DEAD && refs[r] == 0);
+	if
+	:: won ->
+		/* @code lib/cache/cache.c:region_release_dead:287-289 */
+		cache_lock(me);
+		region_reclaim(r, won);
+		cache_unlock(me)
+	:: else
+	fi;
+	won = 0
 }
 
 /* An application thread: mrcache_get(), use, mrcache_put(), NGET times. */
 proctype app(byte me)
 {
 	byte n, r, old, got, s, e, w, ev, ec, es, eg, fp, bad;
-	bit ok, won, ov, good, eclr;
+	bit ok, won, ov, good, eclr, viaslot;
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
 		 * free, may be stale */
-		/* @code lib/cache/cache.c:mrcache_get:738-738 */
-		/* @code lib/cache/cache.c:cache_hit:496-498 */
+		/* @code lib/cache/cache.c:mrcache_get:848-848 */
+		/* @code lib/cache/cache.c:cache_hit:604-606 */
 		got = NONE;
 		r = index;
 		if
@@ -966,9 +1015,15 @@ proctype app(byte me)
 				fi
 			};
 #else
-			/* try_hit(): the reference first */
-			/* @code lib/cache/cache.c:try_hit:479-479 */
-			atomic { old = rstate[r]; refs[r]++ };
+			/* try_hit(): publish r in this thread's hazard slot,
+			 * then read its word (MUTANT_SLOT_AFTER_CHECK: the other
+			 * way round) */
+#ifndef MUTANT_SLOT_AFTER_CHECK
+			/* @code lib/cache/cache.c:slot_publish:569-572 */
+			hslot[me] = r;
+#endif
+			/* @code lib/cache/cache.c:try_hit:592-592 */
+			old = rstate[r];
 			if
 			:: old == R_LIVE ->
 				/* The range and access checks: one range,
@@ -982,9 +1037,14 @@ proctype app(byte me)
 				 * a re-arm's word is new, so an expected value
 				 * read before an update never matches a word
 				 * read after it. */
-				/* @code lib/cache/cache.c:try_hit:480-487 */
-				/* @code lib/cache/region.h:region_intact:109-110 */
-				atomic { w = word[rslot[r]]; good = (rpages[r] == mapped) };
+				/* @code lib/cache/cache.c:hit_valid:534-539 */
+				/* @code lib/cache/region.h:region_intact:112-113 */
+				/* (a guard for the mutants, under which r may be
+				 * freed meanwhile: its watch gone, no word) */
+				atomic {
+					w = (rslot[r] != NONE -> word[rslot[r]] : NONE);
+					good = (rpages[r] == mapped)
+				};
 				atomic {
 					if
 					:: w == rexp[r] -> assert(good); got = r
@@ -993,28 +1053,51 @@ proctype app(byte me)
 				}
 			:: else
 			fi;
+#ifdef MUTANT_SLOT_AFTER_CHECK
+			hslot[me] = r;
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache/cache.c:try_hit:489-489 */
-				region_unref(me, r, won)
-			:: else
+				/* @code lib/cache/cache.c:try_hit:597-597 */
+				slot_clear(me, r, won)
+			:: else ->
+				/* HELD: the region a hit returns is not reclaimed */
+				d_step {
+					assert(rstate[r] == R_LIVE || rstate[r] == R_DEAD);
+					gheld[me] = r; viaslot = 1
+				}
 			fi
+#endif
+#ifdef MUTANT_EARLY_WORD_CHECK
+			if
+			:: got == NONE ->
+				/* @code lib/cache/cache.c:try_hit_ref:556-556 */
+				region_unref(me, r, won)
+			:: else -> gheld[me] = r
+			fi
+#endif
 		:: else
 		fi;
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache/cache.c:mrcache_get:740-740 */
-			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
+			/* @code lib/cache/cache.c:mrcache_get:850-850 */
+			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad);
+			gheld[me] = got
 		:: else
 		fi;
 		/* the application uses got, then mrcache_put(): region_unref(),
 		 * then drain if events_waiting() and the lock is free */
 		d_step { r = 0; old = 0; s = 0; e = 0; ok = 0 };
-		/* @code lib/cache/cache.c:mrcache_put:765-765 */
-		region_unref(me, got, won);
-		/* @code lib/cache/cache.c:mrcache_put:767-770 */
+		/* @code lib/cache/cache.c:mrcache_put:886-886 */
+		gheld[me] = NONE;
+		if
+		:: viaslot ->
+			/* @code lib/cache/cache.c:put_slot:864-866 */
+			slot_clear(me, got, won)
+		:: else -> region_unref(me, got, won)
+		fi;
+		/* @code lib/cache/cache.c:mrcache_put:888-891 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1028,7 +1111,7 @@ proctype app(byte me)
 			cache_unlock(me)
 		:: else
 		fi;
-		d_step { got = NONE; ok = 0 }
+		d_step { got = NONE; ok = 0; viaslot = 0 }
 	}
 	done++
 }
@@ -1040,14 +1123,14 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg, e, fp, bad;
 	bit won, ov, eclr;
-	/* @code lib/cache/cache.c:whole_cache_call:858-862 */
+	/* @code lib/cache/cache.c:whole_cache_call:979-983 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	r = index;
 	if
-	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 ->
-		/* @code lib/cache/cache.c:flush_locked:838-839 */
-		/* @code lib/cache/cache.c:region_evictable:339-340 */
+	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 && !HELD_BY_SLOT(r) ->
+		/* @code lib/cache/cache.c:flush_locked:959-960 */
+		/* @code lib/cache/cache.c:region_evictable:422-423 */
 		region_kill(r, won)
 	:: true
 	fi;
@@ -1055,13 +1138,14 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache/cache.c:whole_cache_call:858-862 */
+	/* @code lib/cache/cache.c:whole_cache_call:979-983 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
 	/* No leaks: every region struct is free, or cached validly with no
 	 * reference left; every slot in use is owned by exactly one region
 	 * and has its notifier in the tree; no invalidation is left. */
 	assert(inv == INV_IDLE);
+	assert(hslot[0] == NONE && hslot[NT - 1] == NONE);
 	for (r : 0 .. NREG - 1) {
 		assert(refs[r] == 0);
 		if
@@ -1092,6 +1176,7 @@ init
 	byte i;
 	atomic {
 		for (i : 0 .. NREG - 1) { rslot[i] = NONE }
+		for (i : 0 .. NT - 1) { hslot[i] = NONE; gheld[i] = NONE }
 		for (i : 0 .. NT - 1) { run app(i) }
 		run unmapper();
 #ifdef MUTANT_DEFERRED_INVALIDATE

@@ -72,6 +72,8 @@ checks=(
 	"mutant-deferred-invalidate	safety	violation	-DMUTANT_DEFERRED_INVALIDATE"
 	"mutant-deferred-invalidate-lib	safety	violation	-DMUTANT_DEFERRED_INVALIDATE -DNO_KERNEL_CHECK"
 	"mutant-early-word-check	safety	violation	-DMUTANT_EARLY_WORD_CHECK"
+	"mutant-reclaim-misses-slot	safety	violation	-DMUTANT_RECLAIM_MISSES_SLOT"
+	"mutant-slot-after-check	safety	violation	-DMUTANT_SLOT_AFTER_CHECK"
 	"mutant-watch-no-wait	safety		violation	-DMUTANT_WATCH_NO_WAIT"
 	"mutant-watch-no-wait-lib	safety	violation	-DMUTANT_WATCH_NO_WAIT -DNO_KERNEL_CHECK"
 	"mutant-overflow-lost	ltl-only	violation	-DMUTANT_OVERFLOW_LOST"

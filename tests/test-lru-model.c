@@ -43,7 +43,7 @@ static int index_of(const struct mrcache_region *r)
 	return -1;
 }
 
-static int usable(const struct mrcache_region *r)
+static int usable(const struct mrcache_region *r, void *arg)
 {
 	return !refused[index_of(r)];
 }
@@ -91,7 +91,7 @@ int main(void)
 			refused[i] = !refused[i];
 		} else {
 			uint64_t want = model_min();
-			struct mrcache_region *r = mrc_lru_pop(&lru, usable);
+			struct mrcache_region *r = mrc_lru_pop(&lru, usable, NULL);
 
 			pops++;
 			if (want == UINT64_MAX) {
@@ -133,7 +133,7 @@ int main(void)
 		in_lru[i] = 1;
 	}
 	used[0] = clock++;
-	CHECK(used[index_of(mrc_lru_pop(&lru, usable))] != model_min());
+	CHECK(used[index_of(mrc_lru_pop(&lru, usable, NULL))] != model_min());
 	mrc_lru_fini(&lru);
 	mrc_slabset_fini(&set);
 	return test_result();

@@ -2,10 +2,28 @@
 /*
  * cache.c - get/put and the life of a region.
  *
- * The hit path takes no lock (see docs/architecture.md): it finds a region
- * in the lock-free index, takes a speculative reference, then validates
- * the region: live, covering the request, enough access, and its watch
- * word intact.  Everything else runs under cache->lock.
+ * The hit path takes no lock and writes only its thread's block (see
+ * docs/architecture.md): it finds a region in the lock-free index,
+ * publishes it in one of the thread's hazard slots (or, with none free,
+ * takes a speculative reference), then validates the region: live,
+ * covering the request, enough access, and its watch word intact.
+ * Everything else runs under cache->lock.  Reclaim and the slots:
+ *
+ *   hit (any thread)                     reclaim (cache->lock held)
+ *   ----------------                     --------------------------
+ *   r = index_lookup()                   region_kill: index_clear(r)
+ *   CAS(slot, NULL, r)      seq_cst      fetch_or(r->refstate, DEAD) seq_cst
+ *   load(r->refstate)       seq_cst      reclaim_flush: load every slot seq_cst
+ *     DEAD: clear slot, miss               one holds r: leave r to its holder
+ *     live: check range, word: hit         none: CAS DEAD -> RECLAIMED, dereg
+ *   put: CAS(slot, r, NULL) seq_cst
+ *        load(r->refstate)  seq_cst
+ *          DEAD, no reference: queue r for reclaim
+ *
+ * Whichever of the publish and the slot's load comes first in the seq_cst
+ * order, one side sees the other: the reclaim sees the slot, or the hit
+ * sees DEAD.  Likewise for the clear: the reclaim sees it cleared, or the
+ * clearer sees DEAD and queues r again.
  *
  * A miss follows watch, register, re-check (docs/protocol.md):
  *
@@ -202,6 +220,36 @@ static void monitor_unwatch(struct mrcache *c, struct mrcache_region *r)
 		mrc_prof_add(MRC_PROF_WATCH, mrc_now_ns() - t0);
 }
 
+/* Keep the queued regions that are still dead, unreferenced and in no
+ * hazard slot, and mark them RECLAIMED; the rest wait for whoever holds
+ * them (its slot clear or last put queues them again).  Each was DEAD
+ * before this reads the slots, and a get that publishes one afterwards
+ * reads its refstate afterwards too: it sees DEAD and lets go.  Returns
+ * how many are kept. */
+static uint32_t reclaim_claim(struct mrcache *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->reclaim_count; i++) {
+		struct mrcache_region *r = c->reclaim[i];
+		uint64_t expect = REF_DEAD;
+
+		if (mrc_threads_held(c->threads, r) ||
+		    !__atomic_compare_exchange_n(&r->refstate, &expect, REF_DEAD | REF_RECLAIMED,
+						 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			continue;
+		if (region_cold(r)->flags & REGION_UNCACHED)
+			c->outstanding_uncached--;
+		if (region_cold(r)->flags & REGION_DEAD_HELD) {
+			region_cold(r)->flags &= ~REGION_DEAD_HELD;
+			c->outstanding_dead--;
+		}
+		c->reclaim[n++] = r;
+	}
+	c->reclaim_count = n;
+	return n;
+}
+
 /* Deregister, unwatch and free the regions region_reclaim() queued: two
  * clock reads time the batch's deregistrations (deregister_ns is their
  * sum), one call of the monitor unwatches the lot (the kernel monitor's is
@@ -211,9 +259,11 @@ static void reclaim_flush(struct mrcache *c)
 {
 	const struct mrc_monitor_ops *ops = c->monitor->ops;
 	struct mrc_watch *w[MRC_RECLAIM_BATCH];
-	uint32_t n = c->reclaim_count;
+	uint32_t n = reclaim_claim(c);
 	uint64_t t0 = mrc_now_ns();
 
+	if (!n)
+		return;
 	for (uint32_t i = 0; i < n; i++)
 		dereg_one(c, c->reclaim[i]);
 	c->st.deregistrations += n;
@@ -234,57 +284,84 @@ static void reclaim_flush(struct mrcache *c)
 	c->reclaim_count = 0;
 }
 
-/* The last reference of a dead region is gone: deregister it.  Exactly
- * one caller wins the DEAD -> DEAD|RECLAIMED transition.  Its
- * deregistration, unwatch and free wait in c->reclaim for the end of the
- * lock section (or a full batch, or an eviction that needs the room), so a
- * drain that reclaims many regions handles them at once.  Under the lock. */
+/* A dead region nobody references may be reclaimed: queue it.  Whether a
+ * hazard slot still holds it is decided at the flush (reclaim_claim), for
+ * the whole batch; its deregistration, unwatch and free wait in c->reclaim
+ * for the end of the lock section (or a full batch, or an eviction that
+ * needs the room), so a drain that reclaims many regions handles them at
+ * once.  A region queued twice is claimed once.  Under the lock. */
 static inline void region_reclaim(struct mrcache *c, struct mrcache_region *r)
 {
-	uint64_t expect = REF_DEAD;
-
-	if (!__atomic_compare_exchange_n(&r->refstate, &expect, REF_DEAD | REF_RECLAIMED,
-					 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&r->refstate, __ATOMIC_SEQ_CST) != REF_DEAD)
 		return;
-	if (region_cold(r)->flags & REGION_UNCACHED)
-		c->outstanding_uncached--;
-	if (region_cold(r)->flags & REGION_DEAD_HELD) {
-		region_cold(r)->flags &= ~REGION_DEAD_HELD;
-		c->outstanding_dead--;
-	}
 	c->reclaim[c->reclaim_count++] = r;
 	if (c->reclaim_count == MRC_RECLAIM_BATCH)
 		reclaim_flush(c);
 }
 
-/* region_unref() when old, the word before its decrement, is not a plain
- * live region with references left. */
-static int __attribute__((noinline)) region_unref_slow(struct mrcache *c,
-						       struct mrcache_region *r, uint64_t old)
+/* The last hold of a dead region is gone (the lock's holder may be
+ * reclaiming it already: region_reclaim() sorts that out). */
+static void __attribute__((noinline)) region_release_dead(struct mrcache *c,
+							  struct mrcache_region *r)
 {
-	if ((old & REF_COUNT_MASK) == 0) {
-		__atomic_fetch_add(&r->refstate, 1, __ATOMIC_RELAXED);
-		cache_log(c, 0, "mrcache_put of a region that is not held");
-		return -EINVAL;
+	mrc_cache_lock(c);
+	region_reclaim(c, r);
+	mrc_cache_unlock(c);
+}
+
+/* Let go of r's slot: the clear, then (both seq_cst) a look at r's word.
+ * Reclaim sets DEAD before it reads the slots: either it saw this slot
+ * clear, or this sees DEAD and queues r.  0 if the slot no longer held r
+ * (another thread's put cleared it). */
+static inline int slot_clear(struct mrcache *c, struct mrcache_region **slot,
+			     struct mrcache_region *r)
+{
+	struct mrcache_region *want = r;
+
+	if (!__atomic_compare_exchange_n(slot, &want, NULL, 0, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED))
+		return 0;
+	if (__builtin_expect(__atomic_load_n(&r->refstate, __ATOMIC_SEQ_CST) == REF_DEAD, 0))
+		region_release_dead(c, r);
+	return 1;
+}
+
+/* region_unref() of a region with no reference: the put of a region that
+ * another thread's slot holds (it got r, this thread puts it), or of one
+ * that is not held at all. */
+static int __attribute__((noinline)) region_unref_slow(struct mrcache *c,
+						       struct mrcache_region *r)
+{
+	if (mrc_threads_clear_any(c->threads, r)) {
+		if (__atomic_load_n(&r->refstate, __ATOMIC_SEQ_CST) == REF_DEAD)
+			region_release_dead(c, r);
+		return 0;
 	}
-	if (old - 1 == REF_DEAD) {
-		mrc_cache_lock(c);
-		region_reclaim(c, r);
-		mrc_cache_unlock(c);
-	}
-	return 0;
+	cache_log(c, 0, "mrcache_put of a region that is not held");
+	return -EINVAL;
 }
 
 /* Drop one reference.  Lock-free unless it was the last one of a dead
- * region, which is then deregistered here.  Inline, with the rare cases
- * out of line: every put and every failed hit drops one. */
+ * region, which is then reclaimed here.  A compare-and-swap, not a
+ * subtraction: a count of 0 must not borrow from the flags, even for a
+ * moment.  Inline, with the rare cases out of line. */
 static inline int region_unref(struct mrcache *c, struct mrcache_region *r)
 {
-	uint64_t old = __atomic_fetch_sub(&r->refstate, 1, __ATOMIC_ACQ_REL);
+	uint64_t old = __atomic_load_n(&r->refstate, __ATOMIC_RELAXED);
 
-	if (__builtin_expect((old & REF_COUNT_MASK) != 0 && old - 1 != REF_DEAD, 1))
-		return 0;
-	return region_unref_slow(c, r, old);
+	do {
+		if (__builtin_expect((old & REF_COUNT_MASK) == 0, 0))
+			return region_unref_slow(c, r);
+	} while (!__atomic_compare_exchange_n(&r->refstate, &old, old - 1, 0, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	if (__builtin_expect(old - 1 == REF_DEAD, 0))
+		region_release_dead(c, r);
+	return 0;
+}
+
+int mrc_region_unref(struct mrcache *c, struct mrcache_region *r)
+{
+	return region_unref(c, r);
 }
 
 enum kill_reason { KILL_INVALIDATED, KILL_EVICTED, KILL_MERGED, KILL_FLUSHED };
@@ -327,7 +404,8 @@ void region_kill(struct mrcache *c, struct mrcache_region *r,
 	}
 	region_cold(r)->flags |= REGION_DEAD_HELD;
 	c->outstanding_dead++;
-	old = __atomic_fetch_or(&r->refstate, REF_DEAD, __ATOMIC_ACQ_REL);
+	/* seq_cst: before the flush reads the hazard slots. */
+	old = __atomic_fetch_or(&r->refstate, REF_DEAD, __ATOMIC_SEQ_CST);
 	if ((old & REF_COUNT_MASK) == 0)
 		region_reclaim(c, r);
 }
@@ -360,13 +438,18 @@ static void region_discard(struct mrcache *c, struct mrcache_region *r,
 	region_free(c, r);
 }
 
-static int region_evictable(const struct mrcache_region *r)
+/* Neither referenced nor in a hazard slot, now.  A get may publish r
+ * right after: it then holds a region that dies, and the flush leaves it
+ * to that get's put, which reclaims it. */
+static int region_evictable(const struct mrcache_region *r, void *arg)
 {
+	struct mrcache *c = arg;
+
 	return (__atomic_load_n(&r->refstate, __ATOMIC_ACQUIRE) &
-		(REF_COUNT_MASK | REF_FLAGS)) == 0;
+		(REF_COUNT_MASK | REF_FLAGS)) == 0 && !mrc_threads_held(c->threads, r);
 }
 
-static void clock_sync(struct mrcache *c);
+static void lru_tick(struct mrcache *c);
 
 static int evict_one(struct mrcache *c)
 {
@@ -378,8 +461,8 @@ static int evict_one(struct mrcache *c)
 		reclaim_flush(c);
 		return 1;
 	}
-	clock_sync(c);
-	victim = mrc_lru_pop(&c->lru, region_evictable);
+	lru_tick(c);
+	victim = mrc_lru_pop(&c->lru, region_evictable, c);
 
 	if (!victim)
 		return 0;
@@ -431,62 +514,34 @@ static int forked(const struct mrcache *c)
 
 /* --- the hit path --- */
 
-/* This thread's stripe number + 1; 0 until its first hit or put. */
-static __thread unsigned stripe_plus_one;
-
-static struct mrc_stripe *thread_stripe(struct mrcache *c)
+/* The LRU stamp: the epoch of r's last put, stored only when it moved
+ * on.  The epoch advances at every miss and eviction (lru_tick, under the
+ * lock), so a region put again and again between two of them is written
+ * once, not at every put: regions put within one epoch are equally recent
+ * to the LRU (lru.h). */
+static inline void region_touch(struct mrcache *c, struct mrcache_region *r)
 {
-	static unsigned next_thread;
-	unsigned s = stripe_plus_one;
+	uint64_t now = __atomic_load_n(&c->lru_epoch, __ATOMIC_RELAXED);
 
-	if (__builtin_expect(!s, 0))
-		s = stripe_plus_one =
-			__atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED) % MRC_STRIPES + 1;
-	return &c->stripes[s - 1];
+	if (__atomic_load_n(&r->last_use, __ATOMIC_RELAXED) != now)
+		__atomic_store_n(&r->last_use, now, __ATOMIC_RELAXED);
 }
 
-/* Only this thread writes its stripe (see struct mrc_stripe). */
-static void stripe_count(uint64_t *counter)
+/* Under the lock: uses from now on are newer than every stamp so far. */
+static void lru_tick(struct mrcache *c)
 {
-	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
-}
-
-static void region_touch(struct mrcache *c, struct mrcache_region *r)
-{
-	struct mrc_stripe *s = thread_stripe(c);
-	uint64_t floor = __atomic_load_n(&c->clock_floor, __ATOMIC_RELAXED);
-	uint64_t now = __atomic_load_n(&s->clock, __ATOMIC_RELAXED);
-
-	now = (now > floor ? now : floor) + 1;
-	__atomic_store_n(&s->clock, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->last_use, now, __ATOMIC_RELAXED);
-}
-
-/* Under the lock, before choosing a victim: bring every thread's clock up
- * to the newest use seen. */
-static void clock_sync(struct mrcache *c)
-{
-	uint64_t top = __atomic_load_n(&c->clock_floor, __ATOMIC_RELAXED);
-
-	for (int i = 0; i < MRC_STRIPES; i++) {
-		uint64_t t = __atomic_load_n(&c->stripes[i].clock, __ATOMIC_RELAXED);
-
-		if (t > top)
-			top = t;
-	}
-	__atomic_store_n(&c->clock_floor, top, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->lru_epoch, c->lru_epoch + 1, __ATOMIC_RELAXED);
 }
 
 /* A hit of the whole region (its first and last page asked for) or of a
  * sub-range.  [start, end) lies in the page-aligned [rstart, rend). */
-static void count_hit(struct mrcache *c, uintptr_t rstart, uintptr_t rend,
-		      uintptr_t start, uintptr_t end)
+static void count_hit(struct mrcache *c, struct mrc_thread *t, uintptr_t rstart,
+		      uintptr_t rend, uintptr_t start, uintptr_t end)
 {
-	struct mrc_stripe *s = thread_stripe(c);
 	uintptr_t mask = c->page_size - 1;
 
-	stripe_count(start - rstart <= mask && rend - end <= mask ? &s->hits : &s->subrange_hits);
+	mrc_thread_count(c->threads, t, start - rstart <= mask && rend - end <= mask ?
+			 &t->hits : &t->subrange_hits);
 }
 
 static int region_covers(const struct mrcache_region *r, uintptr_t start,
@@ -497,24 +552,77 @@ static int region_covers(const struct mrcache_region *r, uintptr_t start,
 	       (access & REGION_CLASS_BITS) == region_class(r);
 }
 
-/* The lock-free hit: a speculative reference, then the checks (the same
- * as region_covers(), on one load of each field), then the count.  A
- * failed check drops the reference again. */
-static int try_hit(struct mrcache *c, struct mrcache_region *r, uintptr_t start,
-		   uintptr_t end, unsigned access)
+/* The checks of a hit on r, whose word (before the range) was old: live,
+ * covering, enough access, watch intact.  The same as region_covers(), on
+ * one load of each field. */
+static inline int hit_valid(const struct mrcache_region *r, uint64_t old, uintptr_t start,
+			    uintptr_t end, unsigned access, uintptr_t *rstart, uintptr_t *rend)
 {
-	uint64_t old = __atomic_fetch_add(&r->refstate, 1, __ATOMIC_ACQUIRE);
-	uintptr_t rstart = region_start(r);
 	uintptr_t end_access = __atomic_load_n(&r->end_access, __ATOMIC_RELAXED);
-	uintptr_t rend = end_access & REGION_END_MASK;
 
-	if (!(old & REF_FLAGS) && rstart <= start && end <= rend &&
-	    (access & ~end_access & REGION_ACCESS_BITS) == 0 &&
-	    ((access ^ end_access) & REGION_CLASS_BITS) == 0 && region_intact(r)) {
-		count_hit(c, rstart, rend, start, end);
+	*rstart = region_start(r);
+	*rend = end_access & REGION_END_MASK;
+	return !(old & REF_FLAGS) && *rstart <= start && end <= *rend &&
+	       (access & ~end_access & REGION_ACCESS_BITS) == 0 &&
+	       ((access ^ end_access) & REGION_CLASS_BITS) == 0 && region_intact(r);
+}
+
+/* The hit without a slot: a speculative reference, then the checks.  A
+ * failed check drops the reference again.  For a thread whose slots are
+ * all taken, or that has no block. */
+static int __attribute__((noinline)) try_hit_ref(struct mrcache *c, struct mrc_thread *t,
+						 struct mrcache_region *r, uintptr_t start,
+						 uintptr_t end, unsigned access)
+{
+	uint64_t old = __atomic_fetch_add(&r->refstate, 1, __ATOMIC_SEQ_CST);
+	uintptr_t rstart, rend;
+
+	if (hit_valid(r, old, start, end, access, &rstart, &rend)) {
+		count_hit(c, t, rstart, rend, start, end);
 		return 1;
 	}
 	region_unref(c, r);
+	return 0;
+}
+
+/* A free slot of this thread's, now holding r; NULL when all are taken. */
+static inline struct mrcache_region **slot_publish(struct mrcache *c, struct mrc_thread *t,
+						   struct mrcache_region *r)
+{
+	if (__builtin_expect(t == &c->threads->shared, 0))
+		return NULL;
+	for (int i = 0; i < MRC_THREAD_SLOTS; i++) {
+		struct mrcache_region *none = NULL;
+
+		if (!__atomic_load_n(&t->slot[i], __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&t->slot[i], &none, r, 0, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			return &t->slot[i];
+	}
+	return NULL;
+}
+
+/* The lock-free hit: publish r in one of this thread's hazard slots, then
+ * (the slot's compare-and-swap and this load both seq_cst) read its word
+ * and check it.  Reclaim marks a region DEAD before it reads the slots, so
+ * either it sees this slot and leaves r alone, or this load sees DEAD (or
+ * the word of r's next life, which the checks then judge) and the hit
+ * fails.  A hit writes only this thread's block: the slot and the count. */
+static int try_hit(struct mrcache *c, struct mrcache_region *r, uintptr_t start,
+		   uintptr_t end, unsigned access)
+{
+	struct mrc_thread *t = mrc_thread_get(c->threads);
+	struct mrcache_region **slot = slot_publish(c, t, r);
+	uintptr_t rstart, rend;
+
+	if (__builtin_expect(!slot, 0))
+		return try_hit_ref(c, t, r, start, end, access);
+	if (hit_valid(r, __atomic_load_n(&r->refstate, __ATOMIC_SEQ_CST), start, end, access,
+		      &rstart, &rend)) {
+		count_hit(c, t, rstart, rend, start, end);
+		return 1;
+	}
+	slot_clear(c, slot, r);
 	return 0;
 }
 
@@ -740,6 +848,7 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 	mrc_cache_lock(c);
 	mrc_cache_drain_locked(c);
 	c->st.misses++;
+	lru_tick(c);
 	for (int attempt = 0; rc == -ESTALE && attempt < MAX_RACE_RETRIES; attempt++) {
 		struct mrcache_region *r = mrc_index_lookup(c->index, start);
 
@@ -751,7 +860,8 @@ static int cache_get_slow(struct mrcache *c, uintptr_t start, uintptr_t end,
 			/* Another thread registered it while we waited. */
 			__atomic_fetch_add(&r->refstate, 1, __ATOMIC_ACQUIRE);
 			c->st.misses--;
-			count_hit(c, region_start(r), region_end(r), start, end);
+			count_hit(c, mrc_thread_get(c->threads), region_start(r), region_end(r),
+				  start, end);
 			*out = r;
 			rc = 0;
 			break;
@@ -916,6 +1026,17 @@ static int events_waiting(struct mrcache *c)
 	       (c->pending && c->pending(c->monitor));
 }
 
+/* Clear the slot of this thread's that holds r, if one does. */
+static inline int put_slot(struct mrcache *c, struct mrcache_region *r)
+{
+	struct mrc_thread *t = mrc_thread_get(c->threads);
+
+	for (int i = 0; i < MRC_THREAD_SLOTS; i++)
+		if (__atomic_load_n(&t->slot[i], __ATOMIC_RELAXED) == r)
+			return slot_clear(c, &t->slot[i], r);
+	return 0;
+}
+
 int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 {
 	int rc;
@@ -932,7 +1053,7 @@ int mrcache_put(struct mrcache *c, struct mrcache_region *r)
 		return -EINVAL;
 	}
 	region_touch(c, r);
-	rc = region_unref(c, r);
+	rc = put_slot(c, r) ? 0 : region_unref(c, r);
 	/* Reclaim what the monitor invalidated, unless someone else is. */
 	if (events_waiting(c) && cache_trylock(c)) {
 		mrc_cache_drain_locked(c);
@@ -1012,7 +1133,7 @@ static int flush_locked(struct mrcache *c)
 	struct mrcache_region *r;
 	int n = 0;
 
-	while ((r = mrc_lru_pop(&c->lru, region_evictable))) {
+	while ((r = mrc_lru_pop(&c->lru, region_evictable, c))) {
 		region_kill(c, r, MRCACHE_CAUSE_MANUAL, KILL_FLUSHED);
 		n++;
 	}
@@ -1059,6 +1180,7 @@ static void cache_free(struct mrcache *c)
 	mrc_slabset_fini(&c->slabs);
 	mrc_lru_fini(&c->lru);
 	mrc_index_destroy(c->index);
+	mrc_threads_destroy(c->threads);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -1071,9 +1193,11 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 
 	if (!cfg || !out)
 		return -EINVAL;
-	c = calloc(1, sizeof(*c));
+	/* Not calloc(): its 16-byte alignment is not the struct's. */
+	c = aligned_alloc(_Alignof(struct mrcache), sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
 	pthread_once(&fork_once, fork_handler_install);
 	c->fork_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
 	pthread_mutex_init(&c->lock, NULL);
@@ -1084,6 +1208,8 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 	rc = mrc_config_resolve(cfg, &c->cfg, c->name);
 	saved_name = mrc_log_name(c->name[0] ? c->name : NULL);
 	c->disabled = (c->cfg.flags & MRCACHE_FLAG_DISABLE) != 0;
+	if (rc == 0)
+		rc = mrc_threads_create(c, &c->threads);
 	if (rc == 0)
 		rc = mrc_index_create(&c->index);
 	if (rc == 0)
@@ -1108,9 +1234,12 @@ int mrc_cache_create(const struct mrcache_config *cfg, struct mrcache **out)
 	return 0;
 }
 
-static int regions_in_use(const struct mrcache *c)
+/* Under the lock.  Dead regions waiting in c->reclaim are reclaimed
+ * first: only those that something still holds keep outstanding_dead up. */
+static int regions_in_use(struct mrcache *c)
 {
-	if (c->outstanding_uncached || c->outstanding_dead)
+	reclaim_flush(c);
+	if (c->outstanding_uncached || c->outstanding_dead || mrc_threads_any_held(c->threads))
 		return 1;
 	for (uint32_t i = 0; i < c->lru.count; i++) {
 		const struct mrcache_region *r = mrc_lru_at(&c->lru, i);

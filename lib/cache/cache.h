@@ -13,23 +13,7 @@
 #include "monitor/monitor.h"
 #include "cache/region.h"
 #include "cache/slabset.h"
-
-/* Per-thread stripes for what the hit path writes, so two threads hitting
- * the cache never write the same cache line.  A thread owns stripe (its
- * number % MRC_STRIPES); counts are exact while no two live threads share
- * a stripe.
- *
- * clock orders uses for the LRU without a shared write per hit: each put
- * stamps its region with max(own clock, cache->clock_floor) + 1.  One
- * thread's stamps are exactly ordered; the lock holder raises the floor to
- * the highest stripe clock before evicting, so threads' orders agree to
- * within one eviction. */
-#define MRC_STRIPES 16
-struct mrc_stripe {
-	uint64_t hits;
-	uint64_t subrange_hits;
-	uint64_t clock;
-} __attribute__((aligned(64)));
+#include "cache/threads.h"
 
 /* Most regions whose unwatches one reclaim_flush() hands the monitor. */
 #define MRC_RECLAIM_BATCH 64
@@ -39,24 +23,29 @@ struct mrc_stripe {
  * no flags, so a hit compares it with the access bits. */
 #define MRC_FLAG_CLASSES ((REGION_CLASS_BITS >> REGION_CLASS_SHIFT) + 1)
 
-
+/* Allocated at its alignment (mrc_cache_create): the first line holds
+ * what every hit reads and nothing writes after create, so no write of
+ * the lock's fields (or of anything else) evicts it from the readers. */
 struct mrcache {
-	struct mrcache_config cfg;
 	size_t page_size;
 	struct mrc_index *index;
-	struct mrc_backend *backend;
 	struct mrc_monitor *monitor;
-	int user_side_monitor;		/* words live in the regions */
 	/* monitor->ops' settle and pending (either may be NULL), copied:
 	 * every get and put calls them, without the chase through ops. */
 	void (*settle)(struct mrc_monitor *mon);
 	int (*pending)(struct mrc_monitor *mon);
+	/* What each thread writes on a hit (threads.h). */
+	struct mrc_threads *threads;
 	unsigned fork_generation;	/* see forked() in cache.c */
+	int user_side_monitor;		/* words live in the regions */
+
+	struct mrcache_config cfg __attribute__((aligned(64)));
+	struct mrc_backend *backend;
 
 	/* cache->lock guards: index writes, lru, the region slabs and free
-	 * list, regions/bytes, the counters in `st` other than the striped
-	 * ones, and every region's flags/lru fields.  Held across backend
-	 * reg/dereg and monitor watch/unwatch/drain; never taken by the hit
+	 * list, regions/bytes, the counters in `st` other than the hit
+	 * counts (threads.h), and every region's flags/lru fields.  Held
+	 * across backend reg/dereg and monitor watch/unwatch/drain; never taken by the hit
 	 * path or by mrc_cache_unmapped().  Taken through mrc_cache_lock(),
 	 * which leaves the holder's thread token in lock_owner (atomic). */
 	pthread_mutex_t lock;
@@ -70,8 +59,9 @@ struct mrcache {
 	 * out of the LRU, deregistered at their last put.  destroy waits. */
 	uint64_t outstanding_dead;
 	struct mrcache_stats st;
-	/* Reclaimed regions (deregistered, RECLAIMED) whose unwatch and
-	 * free wait for the end of the lock section; under the lock. */
+	/* Dead regions nobody references, to reclaim at the end of the lock
+	 * section: those no hazard slot holds are deregistered, unwatched
+	 * and freed then (cache.c: reclaim_flush); under the lock. */
 	struct mrcache_region *reclaim[MRC_RECLAIM_BATCH];
 	uint32_t reclaim_count;
 
@@ -90,9 +80,11 @@ struct mrcache {
 	char name[MRCACHE_NAME_MAX + 1];	/* "" when unnamed */
 	const char *log_name_saved;	/* the thread's log name under the lock */
 
-	uint64_t clock_floor;		/* atomic; written under cache->lock */
-	struct mrc_stripe stripes[MRC_STRIPES];
-};
+	/* The LRU's clock (cache.c: region_touch): bumped under the lock
+	 * by every miss and eviction, read by every put; a line of its own,
+	 * so its writes evict nothing else from the readers. */
+	uint64_t lru_epoch __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
 
 /* cache.c */
 void mrc_cache_lock(struct mrcache *c);
@@ -104,6 +96,8 @@ int mrc_cache_reentered(const struct mrcache *c, const char *fn);
 void mrc_region_invalidate(struct mrcache *c, struct mrcache_region *r,
 			   enum mrcache_cause cause);
 int mrc_cache_drain_locked(struct mrcache *c);
+/* Drop a reference to r (threads.c: a hold handed over at thread exit). */
+int mrc_region_unref(struct mrcache *c, struct mrcache_region *r);
 
 /* A slot of one of this cache's slabs?  Never dereferences r: it may be
  * anything a caller passed (another cache's region, garbage).  Inline:

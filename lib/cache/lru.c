@@ -139,7 +139,8 @@ void mrc_lru_trim(struct mrc_lru *lru)
 }
 
 struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
-				   int (*usable)(const struct mrcache_region *r))
+				   int (*usable)(const struct mrcache_region *r, void *arg),
+				   void *arg)
 {
 	struct mrcache_region *victim = NULL;
 	uint32_t refused = 0;
@@ -163,7 +164,7 @@ struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
 			continue;
 		}
 		remove_root(lru);
-		if (usable(r)) {
+		if (usable(r, arg)) {
 			region_cold(r)->lru_pos = MRC_LRU_NOT_IN_HEAP;
 			victim = r;
 			break;

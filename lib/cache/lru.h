@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lru.h - exact least-recently-used order without a lock on the hit path.
+ * lru.h - least-recently-used order, exact to an epoch, without a lock or
+ * a shared write per hit.
  *
- * A hit only stores a timestamp in its region (region->last_use, relaxed).
- * The LRU is a binary min-heap of cached regions keyed by the stamp they
+ * A put stores the cache's LRU epoch in its region (region->last_use,
+ * relaxed) when it differs; the epoch advances at every miss and eviction
+ * (cache.c: region_touch, lru_tick), so the stamps order the regions by
+ * the epoch of their last put and a region put over and over within one
+ * epoch is written once.  The LRU is a binary min-heap of cached regions keyed by the stamp they
  * had when they were last placed in the heap.  To find the victim, pop the
  * minimum; if its last_use moved on since it was placed, re-place it with
  * the new stamp and pop again.  The first region whose stamp is current is
- * the exact least recently used one: every other region's last_use is at
- * least its heap key, which is at least this one's.  All operations run
+ * least recently used one to within an epoch: every other region's
+ * last_use is at least its heap key, which is at least this one's; regions
+ * of equal stamps come out in no particular order.  All operations run
  * under the cache lock.
  *
  * Keys live in the heap entries, beside the region ids, so a sift compares
@@ -60,7 +65,8 @@ void mrc_lru_trim(struct mrc_lru *lru);
 /* The least recently used region accepted by `usable`, removed from the
  * heap; NULL when none is.  Regions refused stay in the heap. */
 struct mrcache_region *mrc_lru_pop(struct mrc_lru *lru,
-				   int (*usable)(const struct mrcache_region *r));
+				   int (*usable)(const struct mrcache_region *r, void *arg),
+				   void *arg);
 static inline struct mrcache_region *mrc_lru_region(const struct mrc_lru *lru, uint32_t id)
 {
 	if (id == MRC_LRU_HOLE)

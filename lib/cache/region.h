@@ -8,7 +8,10 @@
  *   RECLAIMED  deregistered; the struct is free (or about to be reused)
  * Every change is an atomic read-modify-write, so the speculative +1 of a
  * lock-free reader holding a stale pointer and its -1 always cancel, even
- * if the region was reused in between.  Region structs are type-stable:
+ * if the region was reused in between.  Most hits take no reference: they
+ * hold the region in a hazard slot of their thread (threads.h), which
+ * reclaim respects as it respects the count (docs/architecture.md, "The
+ * region-recycling argument").  Region structs are type-stable:
  * they come from slabs freed only by mrcache_destroy(), so such a reader
  * never touches freed memory.
  */
@@ -57,7 +60,8 @@ struct mrcache_region {
 	 * the one field here no hit reads: it stays with the rest of the
 	 * monitor's struct. */
 	struct mrc_watch watch;
-	uint64_t last_use;		/* relaxed; stamped at put */
+	uint64_t last_use;		/* relaxed; the LRU epoch of the last put,
+					 * stored only when it changes */
 } __attribute__((aligned(64)));
 
 struct region_cold {

@@ -18,10 +18,7 @@ static void snapshot(struct mrcache *c, struct mrcache_stats *s)
 	s->regions = c->nregions;
 	s->bytes = c->nbytes;
 	mrc_cache_unlock(c);
-	for (int i = 0; i < MRC_STRIPES; i++) {
-		s->hits += __atomic_load_n(&c->stripes[i].hits, __ATOMIC_RELAXED);
-		s->subrange_hits += __atomic_load_n(&c->stripes[i].subrange_hits, __ATOMIC_RELAXED);
-	}
+	mrc_threads_sum(c->threads, &s->hits, &s->subrange_hits);
 }
 
 int mrcache_stats_get_sized(struct mrcache *c, struct mrcache_stats *out, size_t size)
