@@ -85,6 +85,18 @@ static inline int peer_get(struct bench_peer *p, void *addr, size_t len,
 
 struct io_uring;
 
+/* One thread's registration counts: the no-cache peer registers from
+ * every thread of the threads workload, so each counts in a stripe of
+ * its own (one line, one writer) and nothing on its get or put is a
+ * shared write.  A thread takes the next stripe at its first count; the
+ * threads of one run are created one after the other, at most 9 of them,
+ * so no two share one. */
+#define PIN_STRIPES 16
+struct pin_stripe {
+	uint64_t regs, deregs;
+	uint64_t bytes_now, bytes_peak, bytes_total;
+} __attribute__((aligned(64)));
+
 struct bench_pins {
 	enum bench_pin kind;
 	struct io_uring *ring;		/* PIN_URING */
@@ -93,9 +105,11 @@ struct bench_pins {
 	unsigned nfree;
 	unsigned *free_slots;		/* stack of unused table slots */
 	size_t *slot_len;
-	/* Counters, relaxed atomics: the no-cache peer pins from threads. */
+	/* The stripes' sums, as of the last pins_sync() (bytes_peak: the
+	 * sum of each thread's peak, exact for one thread). */
 	uint64_t regs, deregs;
 	uint64_t bytes_now, bytes_peak, bytes_total;
+	struct pin_stripe stripe[PIN_STRIPES];
 };
 
 int pins_open(struct bench_pins *b, enum bench_pin kind, unsigned slots);
@@ -103,10 +117,17 @@ void pins_close(struct bench_pins *b);
 int pins_reg(struct bench_pins *b, void *addr, size_t len, void **handle,
 	     uint64_t *key);
 int pins_dereg(struct bench_pins *b, void *handle);
+/* Add the stripes up into regs, deregs and the byte counts. */
+void pins_sync(struct bench_pins *b);
+/* Counting starts again from here (bytes_now stays). */
+void pins_reset(struct bench_pins *b);
 
 static inline uint64_t peer_registrations(struct bench_peer *p)
 {
-	return p->ops->registrations ? p->ops->registrations(p) : p->pins->regs;
+	if (p->ops->registrations)
+		return p->ops->registrations(p);
+	pins_sync(p->pins);
+	return p->pins->regs;
 }
 
 /* ---- workloads ---- */
@@ -266,6 +287,12 @@ long result_stale(const struct bench_result *x);
 /* The allocator state x ran with (the "1M mmap" metric) differs from
  * that of no cache in the same workload: not comparable, never ranked. */
 int result_state_differs(const struct bench_run *r, const struct bench_result *x);
+/* A row of several threads whose median "CPUs busy" is below
+ * BUSY_MIN: the threads took turns on the cores instead of running at
+ * once, so the row says nothing of contention.  INVALID, never ranked. */
+#define BUSY_METRIC "CPUs busy"
+#define BUSY_MIN 1.8
+int result_took_turns(const struct bench_result *x);
 /* x is the best valid, comparable result of its workload and parameter
  * (and has such a rival). */
 int result_fastest(const struct bench_run *r, const struct bench_result *x);

@@ -78,8 +78,7 @@ static int recv_all(int fd, void *buf, size_t len)
 
 static void pins_zero(struct bench_pins *b)
 {
-	b->regs = b->deregs = b->bytes_total = 0;
-	b->bytes_peak = b->bytes_now;
+	pins_reset(b);
 }
 
 static void worker_serve(struct bench_peer *peer, const struct bench_opts *o,

@@ -56,6 +56,16 @@ const char *metric_format(const struct workload *w, int m, double v,
 	return units_plain(v, buf, len);
 }
 
+int result_took_turns(const struct bench_result *x)
+{
+	if (x->param < 2 || x->status < 0 || x->rounds == 0)
+		return 0;
+	for (int m = 0; m < x->w->nmetrics; m++)
+		if (!strcmp(x->w->metric[m], BUSY_METRIC))
+			return x->med[m] < BUSY_MIN;
+	return 0;
+}
+
 long result_stale(const struct bench_result *x)
 {
 	long worst = 0;
@@ -90,7 +100,7 @@ int result_state_differs(const struct bench_run *r, const struct bench_result *x
 static int rankable(const struct bench_run *r, const struct bench_result *x)
 {
 	return x->status == 0 && x->rounds > 0 && !result_stale(x) &&
-	       !result_state_differs(r, x);
+	       !result_state_differs(r, x) && !result_took_turns(x);
 }
 
 int result_fastest(const struct bench_run *r, const struct bench_result *x)

@@ -85,8 +85,10 @@ static uint64_t mrcache_peer_registrations(struct bench_peer *p)
 {
 	struct mrcache_stats st;
 
-	if (p->pin == PIN_NOOP || mrcache_stats_get(p->priv, &st) < 0)
+	if (p->pin == PIN_NOOP || mrcache_stats_get(p->priv, &st) < 0) {
+		pins_sync(p->pins);
 		return p->pins->regs;
+	}
 	return st.registrations;
 }
 

@@ -4,10 +4,10 @@
  * differ only in what they are: a counting no-op (the cache's own cost) or
  * io_uring fixed buffers in a sparse table (real pins).
  *
- * The counters are relaxed atomics because the no-cache peer registers from
- * several threads at once (no-op pins only); the caches call us under their
- * own locks.  The uring slot stack is single-threaded: churn runs one
- * thread.
+ * The counters are per-thread stripes (bench.h) because the no-cache peer
+ * registers from several threads at once (no-op pins only): no shared
+ * write on its get or put.  The caches call us under their own locks.
+ * The uring slot stack is single-threaded: churn runs one thread.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -15,21 +15,68 @@
 #include <sys/uio.h>
 #include "bench.h"
 
+static __thread int stripe_plus_one;
+
+static struct pin_stripe *my_stripe(struct bench_pins *b)
+{
+	static unsigned next;
+
+	if (!stripe_plus_one)
+		stripe_plus_one = (int)(__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) %
+					PIN_STRIPES) + 1;
+	return &b->stripe[stripe_plus_one - 1];
+}
+
+/* Only this thread writes its stripe: relaxed loads and stores, no
+ * read-modify-write. */
+static void bump(uint64_t *v, int64_t by)
+{
+	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + (uint64_t)by,
+			 __ATOMIC_RELAXED);
+}
+
 static void count_reg(struct bench_pins *b, size_t len)
 {
-	uint64_t now;
+	struct pin_stripe *s = my_stripe(b);
 
-	__atomic_fetch_add(&b->regs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&b->bytes_total, len, __ATOMIC_RELAXED);
-	now = __atomic_add_fetch(&b->bytes_now, len, __ATOMIC_RELAXED);
-	if (now > __atomic_load_n(&b->bytes_peak, __ATOMIC_RELAXED))
-		__atomic_store_n(&b->bytes_peak, now, __ATOMIC_RELAXED);
+	bump(&s->regs, 1);
+	bump(&s->bytes_total, (int64_t)len);
+	bump(&s->bytes_now, (int64_t)len);
+	if (s->bytes_now > s->bytes_peak)
+		__atomic_store_n(&s->bytes_peak, s->bytes_now, __ATOMIC_RELAXED);
 }
 
 static void count_dereg(struct bench_pins *b, size_t len)
 {
-	__atomic_fetch_add(&b->deregs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&b->bytes_now, len, __ATOMIC_RELAXED);
+	struct pin_stripe *s = my_stripe(b);
+
+	bump(&s->deregs, 1);
+	bump(&s->bytes_now, -(int64_t)len);
+}
+
+void pins_sync(struct bench_pins *b)
+{
+	b->regs = b->deregs = b->bytes_now = b->bytes_peak = b->bytes_total = 0;
+	for (int i = 0; i < PIN_STRIPES; i++) {
+		const struct pin_stripe *s = &b->stripe[i];
+
+		b->regs += __atomic_load_n(&s->regs, __ATOMIC_RELAXED);
+		b->deregs += __atomic_load_n(&s->deregs, __ATOMIC_RELAXED);
+		b->bytes_now += __atomic_load_n(&s->bytes_now, __ATOMIC_RELAXED);
+		b->bytes_peak += __atomic_load_n(&s->bytes_peak, __ATOMIC_RELAXED);
+		b->bytes_total += __atomic_load_n(&s->bytes_total, __ATOMIC_RELAXED);
+	}
+}
+
+void pins_reset(struct bench_pins *b)
+{
+	for (int i = 0; i < PIN_STRIPES; i++) {
+		struct pin_stripe *s = &b->stripe[i];
+
+		s->regs = s->deregs = s->bytes_total = 0;
+		s->bytes_peak = s->bytes_now;
+	}
+	pins_sync(b);
 }
 
 int pins_open(struct bench_pins *b, enum bench_pin kind, unsigned slots)

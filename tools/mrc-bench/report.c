@@ -96,6 +96,8 @@ void report_rows(const struct bench_run *r, int first, FILE *out)
 			print_value(out, w, m, x->med[m]);
 		if (stale)
 			fprintf(out, "  INVALID: served stale data");
+		else if (result_took_turns(x))
+			fprintf(out, "  INVALID: threads took turns (CPUs busy < %.1f)", BUSY_MIN);
 		else if (result_state_differs(r, x))
 			fprintf(out, "  UNEQUAL: allocator state differs from nocache's");
 		fprintf(out, "\n");

@@ -49,6 +49,7 @@ static void md_workload(FILE *f, const struct bench_run *r, int first,
 			continue;
 		fprintf(f, "| %ld | %s%s |", x->param, x->peer,
 			result_stale(x) ? " **INVALID: stale reads**" :
+			result_took_turns(x) ? " **INVALID: threads took turns**" :
 			result_state_differs(r, x) ? " **UNEQUAL allocator state**" : "");
 		if (x->status < 0) {
 			fprintf(f, " %s |\n", x->why);

@@ -69,6 +69,19 @@ static void hit_target(struct bench_run *r, const char *mon, const char *peer)
 		 m->med[0], u->med[0]);
 }
 
+/* A row whose threads took turns measures no contention: the target is
+ * n/a, with why. */
+static int took_turns(struct bench_target *t, const struct bench_result *x)
+{
+	if (!result_took_turns(x))
+		return 0;
+	for (int m = 0; m < x->w->nmetrics; m++)
+		if (!strcmp(x->w->metric[m], BUSY_METRIC))
+			snprintf(t->note, sizeof(t->note),
+				 "INVALID: the threads took turns (%.2f CPUs busy)", x->med[m]);
+	return 1;
+}
+
 static void threads_target(struct bench_run *r, const char *mon,
 			   const char *peer)
 {
@@ -83,7 +96,8 @@ static void threads_target(struct bench_run *r, const char *mon,
 
 	if (!m1)
 		return;
-	if (m2 && (t = add(r, ">= 1.8", "2 threads / 1 thread, wall (%s)", mon))) {
+	if (m2 && (t = add(r, ">= 1.8", "2 threads / 1 thread, wall (%s)", mon)) &&
+	    !took_turns(t, m2)) {
 		t->value = m2->med[1] / m1->med[1];
 		t->met = t->value >= 1.8;
 		len = (size_t)snprintf(t->note, sizeof(t->note),
@@ -100,7 +114,7 @@ static void threads_target(struct bench_run *r, const char *mon,
 		const struct bench_result *un = ok(r, "threads", more[i], "ucx");
 
 		snprintf(name, sizeof(name), "CPU ns/hit, %ld threads / 1 (%%s)", more[i]);
-		if (!mn || !(t = add(r, "<= 1.1", name, mon)))
+		if (!mn || !(t = add(r, "<= 1.1", name, mon)) || took_turns(t, mn))
 			continue;
 		t->value = mn->med[0] / m1->med[0];
 		t->met = t->value <= 1.1;

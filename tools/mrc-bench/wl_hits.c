@@ -3,7 +3,9 @@
  * wl_hits.c - hits: get+put of cached one-page regions in random order, by
  * one thread over 1, 100 or 10,000 regions (median of short slices), and
  * by 1, 2, 4 or 8 threads sharing one cache (aggregate throughput while
- * every thread runs, and CPU time per operation from
+ * every thread runs, how many CPUs the threads kept busy: a row of
+ * threads that took turns, below BUSY_MIN, is INVALID; and CPU time per
+ * operation from
  * CLOCK_THREAD_CPUTIME_ID: on two cores shared with other work a second
  * thread also wins a bigger share of the machine, which the wall-clock
  * ratio credits to the cache, and 4 or 8 threads are oversubscribed; the
@@ -211,6 +213,9 @@ static int threads_run(struct bench_peer *p, long nthreads,
 	v[0] = (double)cpu / (double)total;
 	v[1] = (double)total * 1e3 / (double)(last - t0);
 	v[2] = (double)(last - t0) * (double)nthreads / (double)total;
+	/* How many CPUs the threads kept busy: below BUSY_MIN they took
+	 * turns, and the row is INVALID (result_took_turns). */
+	v[3] = (double)cpu / (double)(last - t0);
 out:
 	hit_set_close(h);
 	free(h);
@@ -223,8 +228,8 @@ const struct workload wl_threads = {
 	.param_name = "threads",
 	.params = { 1, 2, 4, 8 },	/* 4 and 8 oversubscribe 2 cores */
 	.quick_params = { 1, 2, 4, 8 },
-	.nmetrics = 3,
-	.metric = { "CPU ns/op", "Mops/s", "ns/op/thread" },
+	.nmetrics = 4,
+	.metric = { "CPU ns/op", "Mops/s", "ns/op/thread", BUSY_METRIC },
 	.lower_is_better = 1,
 	.run = threads_run,
 };

@@ -118,8 +118,10 @@ static int reregistered(struct bench_peer *p, const struct set *w, long n,
 	for (long i = 0; i < n; i++)
 		((volatile char *)w->addr[i])[0] = 1;
 	p->ops->progress(p);
+	pins_sync(p->pins);
 	regs = p->pins->regs;
 	ret = cache_all(p, w, n);
+	pins_sync(p->pins);
 	*fraction = (double)(p->pins->regs - regs) / (double)n;
 	return ret;
 }

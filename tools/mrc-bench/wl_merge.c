@@ -21,6 +21,7 @@ static void merge_metrics(struct bench_peer *p, long requests, uint64_t ns,
 			  double *v)
 {
 	v[0] = (double)ns / (double)requests;
+	pins_sync(p->pins);
 	v[1] = (double)p->pins->regs / (double)requests;
 	v[2] = (double)p->pins->bytes_total / (double)requests / 1024.0;
 	v[3] = (double)p->pins->bytes_peak / 1024.0;

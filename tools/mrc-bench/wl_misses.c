@@ -38,6 +38,7 @@ static int misses_run(struct bench_peer *p, long n,
 		batches_add(&b, now_ns() - t0, k);
 	}
 	v[0] = batches_median(&b);
+	pins_sync(p->pins);
 	v[1] = (double)p->pins->regs / (double)n;
 	munmap(base, 2 * (size_t)n * page_size());
 	free(addr);
