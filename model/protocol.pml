@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * protocol.pml - the invalidation protocol between the mrmon kernel module
- * (kmod/), the Linux interval notifier it uses (mm/mmu_notifier.c), the
- * cache (lib/cache/cache.c, lib/cache/invalidate.c, lib/monitor/kernel.c) and
- * the application, as a Promela model for Spin.  docs/protocol.md explains
- * it; model/verify.sh checks it (make check-model).
+ * (kmod/, ABI 3: one mmu_notifier per descriptor, the module's own
+ * interval tree of watches under ctx->lock), the cache (lib/cache/cache.c,
+ * lib/cache/invalidate.c, lib/monitor/kernel.c) and the application, as a
+ * Promela model for Spin.  docs/protocol.md explains it; model/verify.sh
+ * checks it (make check-model).
  *
  * The model is the code.  Every step names the code it stands for, in a
  * comment of its own, in one of two forms:
@@ -13,51 +14,44 @@
  *                                    make check-model) fails when the file
  *                                    or the function is gone or the lines
  *                                    are no longer inside the function
- *   @linux FILE:FUNCTION             the Linux kernel (6.1), not in this tree
+ *   @linux FILE:FUNCTION             the Linux kernel, not in this tree
  * A commit that changes a step in the code changes this file with it.
  *
  * Abstractions (docs/protocol.md, "The model"):
  *  - One address range.  Every watch and every region covers it, so every
- *    invalidation reaches every inserted notifier, and a hit's range and
- *    access check (region_covers) always passes.
+ *    invalidation overlaps every watch in the tree and the active range
+ *    [active_start, active_end) always overlaps a WATCH's range
+ *    (mrmon_collides is "an invalidation is in flight"), and a hit's range
+ *    and access check (region_covers) always passes.
  *  - "Pages" are the version of the mapping at that address: what a
- *    registration pins, what a snapshot fingerprints (equal fingerprints
- *    are equal versions: the keyed siphash of the PFNs is taken to have no
- *    collisions).  The unmapping thread changes the range NUNMAP times,
- *    each an UNMAP (munmap, MAP_FIXED over it: other pages) or a CLEAR,
- *    which is a harmless split (a VMA or huge-page split: the same pages)
- *    or a real change (MADV_DONTNEED, COW, collapse: other pages).  A CLEAR
- *    that changes the pages maps new ones or, unless NO_ABA, the first
- *    ones again: PFNs do come back (a page-cache page faulted in again
- *    after its private COW copy was zapped).
- *  - One invalidation at a time (one unmapping thread).  The interval
- *    notifier follows mm/mmu_notifier.c: while invalidate_seq is odd the
- *    tree is frozen (inserts and removes are deferred to
- *    invalidate_range_end, and a remove waits for it), the callback sets
- *    the sub's seq (mmu_interval_set_seq), read_begin sleeps while the
- *    invalidation that set it, or that the sub was inserted during, runs.
- *    The seq numbers are abstracted, exactly, to what their comparisons
- *    decide (a sub has one reader at a time: WATCH and REVALIDATE hold
- *    ctx->mutex): sinv[] (read_begin would sleep), scoll[] (read_retry,
- *    and the snapshot's check_retry, would be true).
- *  - folio_maybe_dma_pinned() is taken as exact: a page is pinned when a
- *    registration pins it (the real test can also say yes for a page with
- *    many references; that matters only to a caller that skips the
- *    re-check, see MUTANT_NO_RECHECK).
+ *    registration pins.  The unmapping thread changes the range NUNMAP
+ *    times; each change maps other pages, or the same ones (a VMA or
+ *    huge-page split).  Every change that passes mrmon_mn_start's filter
+ *    clears the words, whatever it does to the pages; a permission-only
+ *    event (filtered out) changes no pages and is not modelled.
+ *  - One invalidation at a time (one unmapping thread): ctx->active is
+ *    0 or 1 (inflight).  mrmon_mn_start counts itself in, widens the
+ *    range, and clears and unlinks every watch in the tree in one
+ *    ctx->lock section; the page tables change; mrmon_mn_end counts
+ *    itself out.
  *  - A ctx->lock section, a library atomic read-modify-write, a read of
  *    the event ring, are one step each; every other shared access is a
  *    step of its own, under sequential consistency (the code's
  *    acquire/release pairs are what make that assumption hold).  A few
  *    consecutive steps of one thread are merged where no other process can
  *    tell (each place says why).  ctx->mutex is implied: only the cache
- *    uses the descriptor, always under cache->lock.  mmap_lock is left
- *    out: the snapshot's lockless walk does not take it, and a CLEAR may
- *    hold it.  The snapshot's read of the pages and its collision check
- *    are one step; the caller's read_retry under ctx->lock is a later
- *    one.
+ *    uses the descriptor, always under cache->lock.
+ *  - WATCH's "not armed" answer changes nothing shared, so the library's
+ *    retry (sched_yield, WATCH again) is modelled as a wait for the
+ *    invalidation's end, not a spin: the same states, no stutter cycle.
+ *  - Slots: WATCH takes a free one; an invalidation unlinks the watch and
+ *    keeps the slot off the free stack until read() hands over its event
+ *    (or the OVERFLOW event, for a slot in limbo); UNWATCH puts it back at
+ *    once.  With no free slot WATCH says -ENOSPC and the get fails, as in
+ *    the code (the library sizes the table so that this does not happen;
+ *    the model's two slots do run out).
  *  - Only the kernel monitor: the user-side monitors (uffd, hooks) and the
- *    bpf monitor are not modelled.  WATCH always asks for a snapshot, as
- *    the library does when the module offers REVALIDATE.
+ *    bpf monitor are not modelled.
  *
  * Properties:
  *   GET_RETURNS   a get never returns a registration whose pages are not
@@ -69,12 +63,14 @@
  *                 value means the registration pins the mapped pages;
  *                 checked at every page change
  *   K             (the ABI) a valid word of a watch that WATCH returned
- *                 means the pages mapped are the ones WATCH returned with
- *                 (re-armed: the ones WATCH fingerprinted); checked at
- *                 every page change and at every re-arm
+ *                 means the pages mapped are the ones mapped when WATCH
+ *                 returned; checked at every page change
+ *   slot          (the module) a slot is put back on the free stack only
+ *                 when it holds no watch and is not already there
  *   end state     no leak: every region free or cached validly, every slot
- *                 owned by one region with its notifier in the tree; no
- *                 deadlock (every process reaches its end)
+ *                 owned by one region with its watch in the tree, or free;
+ *                 no event, overflow or invalidation left; no deadlock
+ *                 (every process reaches its end)
  *   ltl reclaimed every registration that pins pages no longer mapped is
  *                 eventually deregistered
  *
@@ -85,35 +81,50 @@
  *                               after munmap returned (kdreg2, Dec 2025)
  *   MUTANT_EARLY_WORD_CHECK     the hit reads the word before the lookup's
  *                               reference that it guards
- *   MUTANT_WATCH_NO_WAIT        WATCH returns during an invalidation in
- *                               progress (no wait in read_begin)
+ *   MUTANT_WATCH_NO_ACTIVE_CHECK  WATCH arms the word and inserts the watch
+ *                               without looking at the invalidations in
+ *                               flight (mrmon_collides): a tree insert
+ *                               racing an invalidation of its range (what
+ *                               MUTANT_WATCH_NO_WAIT was for ABI 2)
+ *   MUTANT_WATCH_SPLIT_LOCK     WATCH checks the active range in one
+ *                               ctx->lock section and inserts in another
+ *   MUTANT_UNWATCH_STALE_FREE   UNWATCH does not check that the slot still
+ *                               holds the watch: it frees the slot of a
+ *                               watch an invalidation unlinked, whose
+ *                               event is still queued (the slot goes back
+ *                               twice)
+ *   MUTANT_TRUST_NOT_ARMED      the library takes a "not armed" answer
+ *                               (slot 0, expected 0) as a watch
  *   MUTANT_OVERFLOW_LOST        an event-queue overflow is dropped, with
  *                               no rescan: a leak, caught by the liveness
  *                               property and by the end-state check
- *   MUTANT_SAME_GENERATION      a reused slot keeps its generation: fails
- *                               with EARLY_UNWATCH; harmless as built
- *   MUTANT_UNWATCH_REMOVE_FIRST UNWATCH removes the notifier, then clears
- *                               the word (mrmon before issue 13): breaks K
- *   MUTANT_REVALIDATE_NO_RETRY  REVALIDATE re-arms without the
- *                               read_begin/read_retry collision check
- *   MUTANT_REVALIDATE_NO_FINGERPRINT  ... without comparing fingerprints
+ *   MUTANT_SAME_GENERATION      a reused slot keeps its generation: a
+ *                               region whose watch an invalidation
+ *                               cleared keeps its slot number until it is
+ *                               reclaimed, the slot is reused once the
+ *                               event is read, and the region's UNWATCH
+ *                               then matches the new watch and removes it
+ *                               (with EARLY_UNWATCH, also a stale hit)
+ *   MUTANT_UNWATCH_REMOVE_FIRST UNWATCH unlinks the watch, then clears the
+ *                               word in a later section (mrmon before
+ *                               issue 13): breaks K
  *   MUTANT_NO_RECHECK           no re-check of the word after registering:
- *                               with REVALIDATE and pages that come back,
- *                               a hit gets pages no longer mapped
+ *                               the get returns pages an invalidation
+ *                               replaced after WATCH
  *   MUTANT_RECLAIM_MISSES_SLOT  reclaim does not look at the hazard slots:
  *                               a region a hit holds is deregistered
  *   MUTANT_SLOT_AFTER_CHECK     a hit checks the region, then publishes it
  *                               in its slot: reclaim in between is missed
  *  tolerated (must pass; docs/protocol.md says why)
- *   MUTANT_SAME_GENERATION      alone (a slot is freed only at reclaim)
- *   MUTANT_NO_RECHECK           with NO_ABA (pages never come back)
+ *   MUTANT_SLOT_REUSE_EARLY     an invalidation puts the slot back at once,
+ *                               not when its event is read: the library
+ *                               drops the event by its generation
  *   MUTANT_UNWATCH_REMOVE_FIRST with NO_KERNEL_CHECK: the library never
  *                               reads a word it is unwatching
  *  other switches
  *   EARLY_UNWATCH               a design variant: region_kill() unwatches a
  *                               held region at once; safe only with a new
  *                               generation per watch
- *   NO_ABA                      a change never maps earlier pages again
  *   NO_KERNEL_CHECK             leave K out: check the library's properties
  */
 
@@ -131,30 +142,15 @@
 #define NUNMAP	2	/* changes of the range by the unmapping thread */
 #endif
 #define NREG	3	/* region structs in the type-stable slab */
-#define NSLOT	2	/* mrmon slots */
+#ifndef NSLOT
+#define NSLOT	2	/* mrmon slots (beyond them WATCH says -ENOSPC) */
+#endif
 #define QLEN	1	/* mrmon event ring: one entry, so it overflows */
 
 #define NONE	255
+#define GET_FAILED	254	/* cache_get_slow() returned an error */
 #define VALID	1			/* MRMON_WORD_VALID, MRC_WORD_VALID */
 #define WORD(g)	(((g) << 1) | VALID)	/* mrmon_word_of(gen) */
-
-/* The invalidation in progress: UNMAP or CLEAR, chosen at the first
- * callback that needs to know (and what a CLEAR does to the pages, at the
- * page change): fewer states, the same behaviours. */
-#define EV_ANY		0	/* not chosen yet */
-#define EV_UNMAP	1	/* MMU_NOTIFY_UNMAP: w->changed */
-#define EV_CLEAR	2	/* MMU_NOTIFY_CLEAR */
-
-/* subscriptions->active_invalidate_ranges, and invalidate_seq & 1 */
-#define INV_IDLE	0	/* none in progress; seq even */
-#define INV_EVEN	1	/* one in progress whose walk found no interval */
-#define INV_ODD		2	/* one in progress, seq odd: the tree is frozen */
-
-/* An interval notifier (struct mmu_interval_notifier). */
-#define ITV_NONE	0	/* not inserted (or removed) */
-#define ITV_TREE	1	/* in the interval tree: invalidations call it */
-#define ITV_DEFER_INS	2	/* inserted while frozen: in the tree at inv_end */
-#define ITV_DEFER_RM	3	/* removed while frozen: still called until inv_end */
 
 /* refstate's flags (lib/cache/region.h); the count is refs[]. */
 #define R_FREE		0	/* DEAD|RECLAIMED: in the free list */
@@ -162,36 +158,34 @@
 #define R_LIVE		2	/* no flag: in the index, handed out */
 #define R_DEAD		3	/* DEAD: out of the index for good */
 
-/* ---- the address space: struct mm_struct and its notifier subscriptions ---- */
+/* ---- the address space: struct mm_struct ---- */
 byte mapped = 1;	/* version of the pages mapped at the address */
 byte nver = 1;		/* newest version so far */
-byte inv;		/* INV_* */
-byte itv[NSLOT];	/* ITV_*: each slot's watch's notifier */
-bit sinv[NSLOT];	/* the sub's seq is the odd invalidate_seq: read_begin sleeps */
-bit scoll[NSLOT];	/* set_seq since read_begin: read_retry is true */
 
 /* ---- kmod: struct mrmon_ctx, struct mrmon_watch (ctx->lock) ---- */
+bit inflight;		/* ctx->active != 0 (one unmapping thread); its range
+			 * [active_start, active_end) is the one range */
 byte word[NSLOT];	/* ctx->words[]: gen << 1 | valid */
-byte wgen[NSLOT];	/* w->gen */
+byte wgen[NSLOT];	/* w->gen of the slot's watch (kept until the slot is free) */
 byte next_gen;		/* ctx->next_gen */
-bit wused[NSLOT];	/* ctx->slot_watch[slot] != NULL */
+bit wused[NSLOT];	/* ctx->slot_watch[slot] != NULL: the watch is in the tree */
+bit sfree[NSLOT];	/* the slot is on ctx->free_slots */
 byte wcookie[NSLOT];	/* w->cookie: the region */
-bit wchanged[NSLOT];	/* w->changed: saw an event other than CLEAR */
-bit wsnap[NSLOT];	/* w->has_snapshot */
-byte wfp[NSLOT];	/* w->fingerprint: the pages WATCH's snapshot saw */
-byte qcookie[QLEN];	/* ctx->ring[]: cookie, slot, generation, cause */
+bit limbo[NSLOT];	/* in ctx->limbo: its event was lost to an overflow */
+byte qcookie[QLEN];	/* ctx->ring[]: cookie, slot, generation */
 byte qslot[QLEN];
 byte qgen[QLEN];
-bit qclr[QLEN];		/* cause is MRMON_CAUSE_CLEAR */
 byte qlen;		/* ctx->ring_count */
 bit overflow;		/* ctx->overflow_unreported */
 #ifdef MUTANT_DEFERRED_INVALIDATE
 byte deferred;		/* slots whose word a work item still has to clear */
 #endif
+#ifdef MUTANT_UNWATCH_REMOVE_FIRST
+byte rmfirst = NONE;	/* the slot UNWATCH unlinked, its word not cleared yet */
+#endif
 /* Ghosts for K: the pages a valid word vouches for. */
-bit karmed[NSLOT];	/* WATCH (or a re-arm) returned the word */
+bit karmed[NSLOT];	/* WATCH returned the word */
 byte kpages[NSLOT];
-
 /* ---- lib: struct mrcache, struct mrcache_region, struct kernel_monitor ---- */
 byte lock = NONE;	/* cache->lock: the owner's thread number */
 byte index = NONE;	/* the index entry covering the address */
@@ -201,6 +195,7 @@ byte rpages[NREG];	/* what region->reg pins; 0: not registered */
 byte rslot[NREG];	/* region->watch.token; NONE: not watched */
 byte rexp[NREG];	/* region->watch.expected */
 byte kgens[NSLOT];	/* kernel_monitor->slots[].gen: our live watch's */
+byte kown[NSLOT];	/* kernel_monitor->slots[].w: its region; NONE: none */
 /* Hazard slots (lib/cache/threads.h): one per application thread (a
  * thread here holds one region at a time), the region its hit published;
  * NONE when clear. */
@@ -216,10 +211,6 @@ bit runw[NREG];		/* a design variant: unwatched at kill, still held */
 #else
 #define WATCHED(r)	(rslot[r] != NONE)
 #endif
-/* kernel_monitor->slots[s].w: the region whose watch is in slot s. */
-#define OWNER(s)	((rslot[0] == (s) && WATCHED(0)) -> 0 : \
-			 ((rslot[1] == (s) && WATCHED(1)) -> 1 : 2))
-
 byte done;		/* threads that finished (applications, unmapper) */
 #ifdef MUTANT_DEFERRED_INVALIDATE
 #define NDONE	(NT + 2)
@@ -261,352 +252,256 @@ inline check_kernel()
 #endif
 }
 
-/* ============ the Linux interval notifier: mm/mmu_notifier.c ============ */
-
-/* mmu_interval_read_begin(): take the sub's seq; if the invalidation that
- * set it (or that the sub was inserted during) still runs, sleep until it
- * ends. */
-inline read_begin(s, wait)
-{
-	/* @linux mm/mmu_notifier.c:mmu_interval_read_begin */
-	atomic { scoll[s] = 0; wait = sinv[s] };
-#ifndef MUTANT_WATCH_NO_WAIT
-	if
-	:: wait -> !sinv[s]
-	:: else
-	fi;
-#endif
-	wait = 0
-}
-
-/* mmu_interval_notifier_remove(): while the tree is frozen the removal is
- * deferred to invalidate_range_end (a callback may still run until then);
- * the caller waits for it (itv_removed). */
-inline itv_remove(s)
-{
-	/* @linux mm/mmu_notifier.c:mmu_interval_notifier_remove */
-	atomic {
-		assert(itv[s] == ITV_TREE);
-		if
-		:: inv == INV_ODD -> itv[s] = ITV_DEFER_RM
-		:: else -> itv[s] = ITV_NONE
-		fi
-	}
-}
-
 /* ====================== kernel: kmod/ ====================== */
 
-/* mrmon_word_clear_locked(), under ctx->lock: if the word still holds this
- * watch, clear it and push {cookie, slot, gen, cause} (mrmon_event_push: a
- * full ring sets overflow_unreported instead). */
-inline mrmon_word_clear_locked(s, clr)
+/* mrmon_slot_put(), under ctx->lock: the slot goes back on the free stack.
+ * A slot put twice would be on the stack twice, and two watches could
+ * then share it: the model says so at once. */
+inline mrmon_slot_put(s)
 {
-	/* @code kmod/mrmon_notify.c:mrmon_word_clear_locked:100-113 */
-	/* @code kmod/mrmon_notify.c:mrmon_event_push:79-89 */
-	if
-	:: word[s] == WORD(wgen[s]) ->
-		word[s] = word[s] & ~VALID;
-		kpages[s] = 0;		/* ghosts: it vouches for nothing now */
-		karmed[s] = 0;
-		if
-		:: qlen < QLEN ->
-			qcookie[qlen] = wcookie[s];
-			qslot[qlen] = s;
-			qgen[qlen] = wgen[s];
-			qclr[qlen] = clr;
-			qlen++
-		:: else -> overflow = 1
-		fi
-	:: else
-	fi
-}
-
-/* mrmon_invalidate(), the callback, in the invalidating thread's
- * invalidate_range_start, under ctx->lock: set the sub's seq (every
- * event), note a cause REVALIDATE cannot undo, clear the word. */
-inline mrmon_invalidate(s, kind)
-{
-	/* @code kmod/mrmon_notify.c:mrmon_invalidate:137-148 */
-	atomic {
-		assert(wused[s]);
-		if
-		:: kind == EV_ANY -> kind = EV_UNMAP
-		:: kind == EV_ANY -> kind = EV_CLEAR
-		:: else
-		fi;
-		sinv[s] = 1;			/* mmu_interval_set_seq() */
-		scoll[s] = 1;
-		if
-		:: kind == EV_UNMAP -> wchanged[s] = 1
-		:: else
-		fi;
-#ifndef MUTANT_DEFERRED_INVALIDATE
-		mrmon_word_clear_locked(s, kind == EV_CLEAR)
-#else
-		/* ctx->lock busy: a work item clears it later, or now */
-		if
-		:: mrmon_word_clear_locked(s, kind == EV_CLEAR)
-		:: deferred = deferred | (1 << s)
-		fi
+	/* @code kmod/mrmon_watch.c:mrmon_slot_put:135-136 */
+	assert(!sfree[s] && !wused[s]);
+	sfree[s] = 1;
+	/* What nobody reads any more, zeroed: fewer states.  The code keeps
+	 * gen << 1 in the word; a reader of a free slot's word compares it
+	 * with an odd value, so 0 tells it the same (except a reader that
+	 * took expected 0 as armed: that mutant keeps the word). */
+#ifndef MUTANT_TRUST_NOT_ARMED
+	word[s] = 0;
 #endif
-	}
-}
-
-/* mrmon_snapshot() -> get_user_pages_fast_only(), chunk by chunk: -EBUSY
- * if the sub's seq moved since read_begin (mmu_interval_check_retry),
- * -ENOENT if REVALIDATE's snapshot finds a page not pinned for DMA, else
- * the PFNs, hashed.  bad: the snapshot failed. */
-inline mrmon_snapshot(s, pinned, fp, bad)
-{
-	/* @code kmod/mrmon_snapshot.c:mrmon_snapshot:119-129 */
-	/* @code kmod/mrmon_snapshot.c:mrmon_snapshot_chunk:77-90 */
-	/* @linux mm/gup.c:get_user_pages_fast_only */
-	atomic { bad = (scoll[s] || (pinned && !PINNED)); fp = mapped }
-}
-
-/* mrmon_watch_one(): a free slot and a zeroed watch, a new generation and
- * the valid word (under ctx->lock), mmu_interval_notifier_insert(),
- * mmu_interval_read_begin(), the snapshot (MRMON_RANGE_SNAPSHOT), kept
- * only if !read_retry; returns {slot, expected}. */
-inline mrmon_watch_one(r, s, e, fp, bad)
-{
-	/* The watch, its word and the insert are one step: until the insert
-	 * nothing can reach the new watch (no callback, and no region holds
-	 * the free slot; region_alloc's PENDING is folded in too: a stale
-	 * reader backs off a FREE region as it does a PENDING one).  The
-	 * insert: while the tree is frozen the sub joins it at the
-	 * invalidation's end; if the walk found nothing it joins at once and
-	 * the seq goes odd; either way this invalidation does not call it,
-	 * and read_begin will wait for its end. */
-	/* @code lib/cache/cache.c:region_alloc:143-150 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_one:196-206 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_alloc:129-131 */
-	/* @linux mm/mmu_notifier.c:__mmu_interval_notifier_insert */
-	atomic {
-		rstate[r] = R_PENDING;
-		/* The code pops the slot freed last (a stack, mrmon_watch_alloc);
-		 * the model takes the lowest free slot.  Both reuse a just-freed
-		 * slot at once whenever it is the only free one, the case the
-		 * generation exists for; a nondeterministic choice of any free
-		 * slot would cover the code's order exactly, at more states. */
-		s = 0;
-		do
-		:: s < NSLOT && wused[s] -> s++
-		:: else -> break
-		od;
-		assert(s < NSLOT);	/* bound: NSLOT slots are enough */
-		wused[s] = 1;
-		wcookie[s] = r;
-#ifdef MUTANT_SAME_GENERATION
-		if
-		:: wgen[s] == 0 -> next_gen++; wgen[s] = next_gen
-		:: else		/* the slot's last generation again */
-		fi;
-#else
-		next_gen++;
-		wgen[s] = next_gen;
-#endif
-		word[s] = WORD(wgen[s]);
-		assert(itv[s] == ITV_NONE);
-		scoll[s] = 0;
-		if
-		:: inv == INV_ODD -> itv[s] = ITV_DEFER_INS; sinv[s] = 1
-		:: inv == INV_EVEN -> inv = INV_ODD; itv[s] = ITV_TREE; sinv[s] = 1
-		:: inv == INV_IDLE -> itv[s] = ITV_TREE; sinv[s] = 0
-		fi
-	};
-	/* @code kmod/mrmon_watch.c:mrmon_watch_one:214-214 */
-	read_begin(s, bad);
-	/* @code kmod/mrmon_watch.c:mrmon_watch_snapshot:158-159 */
-	mrmon_snapshot(s, 0, fp, bad);
-	/* the read_retry check, and the return (K's ghosts: the word vouches
-	 * for the pages mapped now; any change after this clears it) */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_snapshot:160-165 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_one:217-219 */
-	atomic {
-		if
-		:: !bad && !scoll[s] -> wfp[s] = fp; wsnap[s] = 1
-		:: else
-		fi;
-		e = WORD(wgen[s]);
-		karmed[s] = 1;
-		kpages[s] = mapped;
-		fp = 0; bad = 0
-	}
-}
-
-/* mrmon_unwatch_one(): the word cleared under ctx->lock, then
- * mmu_interval_notifier_remove() (which waits for an invalidation in
- * progress to end), then the watch freed.  The mutant removes first.
- * r: the region whose watch this is, for the caller's bookkeeping
- * (NONE: none to do). */
-inline mrmon_unwatch_one(s, r)
-{
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:248-251 */
-	assert(wused[s]);
-#ifdef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:256-257 */
-	itv_remove(s);
-	itv[s] == ITV_NONE;
-#endif
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:252-255 */
-	atomic { word[s] = word[s] & ~VALID; karmed[s] = 0; kpages[s] = 0 };
-#ifndef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:256-257 */
-	itv_remove(s);
-#endif
-	/* The remove returns once the sub is out of the tree, and the watch
-	 * is freed.  The caller's bookkeeping after the ioctl (kernel_unwatch
-	 * forgets the generation; region_free or region_discard drops the
-	 * watch) is folded in: nothing else reads it. */
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:258-259 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_free:143-147 */
-	/* @code lib/monitor/kernel.c:kernel_unwatch_many:291-292 */
-	atomic {
-		itv[s] == ITV_NONE ->
-		wused[s] = 0;
-		kgens[s] = 0;
-		/* what nobody reads any more, zeroed: fewer states (the word
-		 * keeps gen << 1 in the code; a reader of a free slot's word
-		 * compares it with an odd value, so 0 tells it the same) */
-		word[s] = 0;
-		wcookie[s] = 0; wchanged[s] = 0; wsnap[s] = 0; wfp[s] = 0;
-		sinv[s] = 0; scoll[s] = 0;
 #ifndef MUTANT_SAME_GENERATION
-		wgen[s] = 0;
+	wgen[s] = 0;
 #endif
-		/* last: s may be rslot[r] */
-		if
-		:: r != NONE -> rslot[r] = NONE; rexp[r] = 0
-		:: else
-		fi
+	skip
+}
+
+/* mrmon_watch_clear(), under ctx->lock, from mrmon_watches_clear(): clear
+ * the word (store-release), push {cookie, slot, gen} (mrmon_event_push: a
+ * full ring sets overflow_unreported and the slot waits in limbo), unlink
+ * the watch from the tree and its slot (slot_watch NULL).  The slot stays
+ * off the free stack until read() hands the event over. */
+inline mrmon_watch_clear(s)
+{
+	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:274-283 */
+	/* @code kmod/mrmon_notify.c:mrmon_event_push:89-100 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:333-340 */
+	assert(wused[s]);
+	word[s] = word[s] & ~VALID;
+	kpages[s] = 0;		/* ghosts: it vouches for nothing now */
+	karmed[s] = 0;
+	if
+	:: qlen < QLEN ->
+		qcookie[qlen] = wcookie[s];
+		qslot[qlen] = s;
+		qgen[qlen] = wgen[s];
+		qlen++
+	:: else -> overflow = 1
+#ifndef MUTANT_SLOT_REUSE_EARLY
+		; limbo[s] = 1
+#endif
+	fi;
+	wused[s] = 0;
+	wcookie[s] = 0
+#ifdef MUTANT_SLOT_REUSE_EARLY
+	; mrmon_slot_put(s)
+#endif
+}
+
+/* mrmon_mn_start(), the descriptor's invalidate_range_start, in the
+ * invalidating thread, under ctx->lock: the event passes the filter (a
+ * permission-only change is skipped before the lock and changes no
+ * pages: not modelled), the invalidation counts itself active and widens
+ * the active range (one range: the range), then every watch in the tree
+ * (one range: all of them) is cleared and unlinked. */
+inline mrmon_mn_start(s)
+{
+	/* @code kmod/mrmon_notify.c:mrmon_mn_start:136-145 */
+	/* @code kmod/mrmon_notify.c:mrmon_active_add:110-116 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:320-321 */
+	atomic {
+		inflight = 1;
+		for (s : 0 .. NSLOT - 1) {
+			if
+#ifndef MUTANT_DEFERRED_INVALIDATE
+			:: wused[s] -> mrmon_watch_clear(s)
+#else
+			/* ctx->lock busy: a work item clears it later, or now */
+			:: wused[s] -> mrmon_watch_clear(s)
+			:: wused[s] -> deferred = deferred | (1 << s)
+#endif
+			:: else
+			fi
+		}
+		s = 0
 	}
 }
 
-/* mrmon_revalidate_one(): e in: the expected word; out: the same word if
- * it was never cleared, the new one if re-armed, 0 if it cannot be. */
-inline mrmon_revalidate_one(s, e, fp, bad)
+/* mrmon_mn_end(), invalidate_range_end: the change is done; the count
+ * goes out, under ctx->lock. */
+inline mrmon_mn_end()
 {
-	/* The checks and read_begin's read of the seq are one step: a
-	 * callback between them is as one before both (the word stays clear;
-	 * it sets changed, or the snapshot sees its pages). */
-	/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:273-287 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_find:232-235 */
-	/* @linux mm/mmu_notifier.c:mmu_interval_read_begin */
-	atomic {
+	/* @code kmod/mrmon_notify.c:mrmon_mn_end:169-172 */
+	inflight = 0
+}
+
+/* mrmon_watch_one(), and the library's kernel_watch() around it:
+ * WATCH's lock section: if an invalidation in flight overlaps the range
+ * (mrmon_collides: one range, so any in flight), "not armed": slot 0,
+ * expected 0; else a free slot (the stack's top), a new generation, the
+ * valid word (store-release) and the insert into the tree, one step under
+ * ctx->lock.  kernel_watch() yields and asks again until armed: a refusal
+ * changes nothing shared, so the model lets the retry wait for the
+ * invalidation's end (!inflight) instead of spinning (the same behaviours,
+ * without the stutter cycle).  The allocation of the watch before the
+ * lock touches nothing shared; region_alloc's PENDING is folded into the
+ * first step (a stale reader backs off a FREE region as it does a
+ * PENDING one). */
+inline mrmon_watch_one(r, s, e)
+{
+	/* @code lib/cache/cache.c:region_alloc:143-150 */
+	rstate[r] = R_PENDING;
+	do
+	:: true ->
+#ifdef MUTANT_WATCH_SPLIT_LOCK
+		/* the check in one lock section, the insert in another */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:204-210 */
+		e = (inflight -> 0 : 1);
 		if
-		:: !wused[s] || WORD(wgen[s]) != e -> bad = 1	/* -ESTALE */
-		:: wused[s] && word[s] == e -> bad = 2		/* never cleared */
-		:: else ->
-			if
-			:: !wsnap[s] || wchanged[s] -> bad = 1
-			:: else -> bad = 0
-#ifndef MUTANT_REVALIDATE_NO_RETRY
-				; scoll[s] = 0; fp = sinv[s]
+		:: e != 0 ->
 #endif
-			fi
-		fi
-	};
-	if
-	:: bad == 0 ->
-#ifndef MUTANT_REVALIDATE_NO_RETRY
-		if
-		:: fp -> !sinv[s]		/* read_begin sleeps */
-		:: else
-		fi;
-		/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:288-290 */
-		mrmon_snapshot(s, 1, fp, bad);
-#else
-		/* a snapshot with no notifier seq: no collision is seen */
-		atomic { bad = !PINNED; fp = mapped };
-#endif
-		/* @code kmod/mrmon_watch.c:mrmon_revalidate_one:291-299 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:204-210 */
+		/* @code kmod/mrmon_watch.c:mrmon_collides:150-151 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:215-229 */
 		atomic {
+			s = 0; e = 0;
+#if !defined(MUTANT_WATCH_NO_ACTIVE_CHECK) && !defined(MUTANT_WATCH_SPLIT_LOCK)
 			if
-			:: !bad &&
-#ifndef MUTANT_REVALIDATE_NO_RETRY
-			   !scoll[s] &&
+			:: inflight -> s = NSLOT + 1	/* collides */
+			:: else
+			fi;
 #endif
-#ifndef MUTANT_REVALIDATE_NO_FINGERPRINT
-			   fp == wfp[s] &&
-#endif
-			   !wchanged[s] ->
+			/* The code pops the slot freed last (a stack); the
+			 * model takes the lowest free slot.  Both reuse a
+			 * just-freed slot at once whenever it is the only free
+			 * one, the case the generation exists for. */
+			do
+			:: s < NSLOT && !sfree[s] -> s++
+			:: else -> break
+			od;
+			if
+			:: s == NSLOT + 1 -> s = 0	/* not armed: slot 0, expected 0 */
+			:: s == NSLOT -> s = NONE	/* -ENOSPC: every slot holds a
+							 * watch or waits for its event
+							 * to be read */
+			:: s < NSLOT ->
+				sfree[s] = 0;
+				wused[s] = 1;
+				wcookie[s] = r;
+#ifdef MUTANT_SAME_GENERATION
+				if
+				:: wgen[s] == 0 -> next_gen++; wgen[s] = next_gen
+				:: else		/* the slot's last generation again */
+				fi;
+#else
 				next_gen++;
 				wgen[s] = next_gen;
+#endif
 				word[s] = WORD(wgen[s]);
 				e = word[s];
+				/* K's ghosts: the word vouches for the pages
+				 * mapped now; any change after this clears it */
 				karmed[s] = 1;
-				kpages[s] = wfp[s];
-				check_kernel()
-			:: else -> e = 0
-			fi;
-			fp = 0; bad = 0
-		}
-	:: bad == 2 -> bad = 0
-	:: bad == 1 -> bad = 0; e = 0
-	fi
+				kpages[s] = mapped
+			fi
+		};
+#ifdef MUTANT_WATCH_SPLIT_LOCK
+		:: else -> s = 0; e = 0
+		fi;
+#endif
+		/* @code lib/monitor/kernel.c:kernel_watch:250-255 */
+		if
+		:: e != 0 || s == NONE -> break
+#ifdef MUTANT_TRUST_NOT_ARMED
+		:: else -> break	/* slot 0, expected 0: taken as armed */
+#else
+		:: else -> !inflight	/* sched_yield(), then WATCH again */
+#endif
+		fi
+	od
+}
+
+/* mrmon_unwatch_one(): under ctx->lock, -ESTALE unless the slot holds
+ * that watch (slot_watch set, its generation); else the word cleared
+ * (store-release), the watch unlinked from the tree and its slot, the
+ * slot put back; the watch is freed after the unlock (nothing reaches it
+ * any more).  MUTANT_UNWATCH_REMOVE_FIRST unlinks in one lock section and
+ * clears the word in the next (mrmon before issue 13);
+ * MUTANT_UNWATCH_STALE_FREE has no check: it puts back the slot of a
+ * watch an invalidation unlinked, whose event is still queued. */
+inline mrmon_unwatch_one(s, e)
+{
+#ifndef MUTANT_UNWATCH_REMOVE_FIRST
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:250-259 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:160-161 */
+	atomic {
+		if
+		:: wused[s] && WORD(wgen[s]) == e ->
+			word[s] = word[s] & ~VALID; karmed[s] = 0; kpages[s] = 0;
+			wused[s] = 0; wcookie[s] = 0;
+			mrmon_slot_put(s)
+#ifdef MUTANT_UNWATCH_STALE_FREE
+		:: !wused[s] && !sfree[s] && WORD(wgen[s]) == e ->
+			mrmon_slot_put(s)
+#endif
+		:: else		/* -ESTALE */
+		fi
+	}
+#else
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:160-161 */
+	atomic {
+		if
+		:: wused[s] && WORD(wgen[s]) == e ->
+			wused[s] = 0; wcookie[s] = 0; rmfirst = s
+		:: else
+		fi
+	};
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:257-259 */
+	atomic {
+		if
+		:: rmfirst == s ->
+			word[s] = word[s] & ~VALID; karmed[s] = 0; kpages[s] = 0;
+			mrmon_slot_put(s);
+			rmfirst = NONE
+		:: else
+		fi
+	}
+#endif
 }
 
 /* ================ the unmapping thread (mm/) ================ */
 
 proctype unmapper()
 {
-	byte n, s, notify, kind;
+	byte n, s;
 	for (n : 1 .. NUNMAP) {
-		/* invalidate_range_start: the walk calls every interval in the
-		 * tree now; the tree stays frozen until its end */
-		/* @linux mm/mmu_notifier.c:mn_itree_inv_start_range */
-		atomic {
-			notify = 0;
-			for (s : 0 .. NSLOT - 1) {
-				if
-				:: itv[s] == ITV_TREE || itv[s] == ITV_DEFER_RM ->
-					notify = notify | (1 << s)
-				:: else
-				fi
-			}
-			if
-			:: notify != 0 -> inv = INV_ODD
-			:: else -> inv = INV_EVEN
-			fi;
-			s = 0
-		}
-		/* @linux mm/mmu_notifier.c:mn_itree_invalidate */
-		for (s : 0 .. NSLOT - 1) {
-			if
-			:: notify & (1 << s) -> mrmon_invalidate(s, kind)
-			:: else
-			fi
-		}
+		/* invalidate_range_start: the descriptor's notifier is called */
+		/* @linux mm/mmu_notifier.c:__mmu_notifier_invalidate_range_start */
+		mrmon_mn_start(s);
 		/* the page tables change (unmap_page_range, a COW copy, a
-		 * split): other pages, or for a CLEAR maybe the same ones */
+		 * split, a collapse): other pages, or for a split the same
+		 * ones; the word was cleared all the same */
 		/* @linux mm/memory.c:unmap_page_range */
 		atomic {
 			if
-			:: kind != EV_UNMAP		/* a split */
+			:: skip			/* a split */
 			:: nver++; mapped = nver
-#ifndef NO_ABA
-			:: kind != EV_UNMAP && mapped != 1 -> mapped = 1
-#endif
 			fi;
 			check_library();
 			check_kernel()
 		}
-		/* invalidate_range_end: the seq goes even, deferred inserts
-		 * and removes happen, read_begin and remove sleepers wake */
-		/* @linux mm/mmu_notifier.c:mn_itree_inv_end */
-		atomic {
-			inv = INV_IDLE;
-			for (s : 0 .. NSLOT - 1) {
-				sinv[s] = 0;
-				if
-				:: itv[s] == ITV_DEFER_INS -> itv[s] = ITV_TREE
-				:: itv[s] == ITV_DEFER_RM -> itv[s] = ITV_NONE
-				:: else
-				fi
-			}
-			s = 0; notify = 0; kind = EV_ANY
-		}
+		/* invalidate_range_end */
+		/* @linux mm/mmu_notifier.c:__mmu_notifier_invalidate_range_end */
+		atomic { mrmon_mn_end() }
 		/* the unmapping call returns */
 	}
 	done++
@@ -628,7 +523,7 @@ proctype worker()
 	   };
 	   atomic {
 		if
-		:: wused[s] -> mrmon_word_clear_locked(s, 0)
+		:: wused[s] -> mrmon_watch_clear(s)
 		:: else		/* unwatched meanwhile */
 		fi
 	   }
@@ -687,15 +582,14 @@ inline region_reclaim(r, won)
 	if
 	:: won ->
 		/* @code lib/cache/cache.c:reclaim_flush:252-263 */
-		/* @code lib/monitor/kernel.c:kernel_unwatch_many:286-290 */
-		/* @code lib/monitor/kernel.c:kmon_unwatch_entries:262-263 */
 #ifdef EARLY_UNWATCH
 		if
 		:: runw[r] -> d_step { runw[r] = 0; rslot[r] = NONE; rexp[r] = 0 }
-		:: else -> mrmon_unwatch_one(rslot[r], r)
+		:: else -> kernel_unwatch(r, won); d_step { rslot[r] = NONE; rexp[r] = 0 }
 		fi
 #else
-		mrmon_unwatch_one(rslot[r], r)
+		kernel_unwatch(r, won);
+		d_step { rslot[r] = NONE; rexp[r] = 0 }	/* region_free() */
 #endif
 	:: else
 	fi
@@ -743,7 +637,7 @@ inline region_kill(r, won)
 	:: won -> region_reclaim(r, won)
 #ifdef EARLY_UNWATCH
 	:: else ->	/* the variant: UNWATCH now, in its real order */
-		mrmon_unwatch_one(rslot[r], NONE);
+		kernel_unwatch(r, won);
 		runw[r] = 1
 #else
 	:: else
@@ -751,30 +645,43 @@ inline region_kill(r, won)
 	fi
 }
 
-/* kernel_revalidate(), from region_revalidated() for a rescan:
- * REVALIDATE {slot, expected}; re-armed, kmon_rearmed() keeps the new
- * generation and stores the new expected word.  e out: nonzero if re-armed
- * (or never cleared). */
-inline kernel_revalidate(r, e, fp, bad)
+/* kernel_unwatch_many() for one region's watch, from reclaim_flush() or
+ * region_discard(): forget the slot if it is still ours (km->slots[].w:
+ * a newer watch may hold it by now), then load the word (acquire) and
+ * UNWATCH only if it still holds the expected value: otherwise an
+ * invalidation has unlinked the watch already (UNWATCH would say
+ * -ESTALE).  The load and the ioctl are steps of their own: an
+ * invalidation may come in between (and then UNWATCH says -ESTALE).  The
+ * caller drops region->watch afterwards (rslot NONE).  m: a scratch bit,
+ * 0 on return.  Under cache->lock. */
+inline kernel_unwatch(r, m)
 {
-	/* @code lib/monitor/kernel.c:kernel_revalidate:314-317 */
-	e = rexp[r];
-	mrmon_revalidate_one(rslot[r], e, fp, bad);
+	/* @code lib/monitor/kernel.c:kernel_unwatch_many:299-305 */
+	atomic {
+		if
+		:: kown[rslot[r]] == r -> kown[rslot[r]] = NONE; kgens[rslot[r]] = 0
+		:: else
+		fi;
+		m = (word[rslot[r]] == rexp[r])
+	};
 	if
-	:: e != 0 ->
-		/* @code lib/monitor/kernel.c:kernel_revalidate:319-319 */
-		/* @code lib/monitor/kernel.c:kmon_rearmed:307-308 */
-		d_step { kgens[rslot[r]] = e >> 1; rexp[r] = e }
+	:: m ->
+		/* @code lib/monitor/kernel.c:kernel_unwatch_many:306-313 */
+		/* @code lib/monitor/kernel.c:kmon_unwatch_entries:272-277 */
+		mrmon_unwatch_one(rslot[r], rexp[r]);
+		m = 0
 	:: else
 	fi
 }
 
-/* kill_if_changed() for the one indexed region, from mrc_cache_event(): its
- * word no longer holds the expected value: kill it (region_revalidated()
- * does nothing for an event's cause: drain() already tried). */
+/* kill_if_changed() for the one indexed region, from mrc_cache_event() or
+ * mrc_cache_rescan(): its word no longer holds the expected value: kill
+ * it.  region_revalidated() answers 0: the kernel monitor has no
+ * revalidate operation any more (ABI 3). */
 inline kill_if_changed(r, won)
 {
 	/* @code lib/cache/invalidate.c:kill_if_changed:71-74 */
+	/* @code lib/cache/invalidate.c:region_revalidated:62-63 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] -> region_kill(r, won)
@@ -782,90 +689,62 @@ inline kill_if_changed(r, won)
 	fi
 }
 
-/* kill_if_changed() from mrc_cache_rescan(), whose lost events may have
- * been CLEARs: region_revalidated() -> kernel_revalidate() first; kill
- * unless it re-armed the watch and the word still holds the new value. */
-inline rescan_if_changed(r, won, e, fp, bad)
-{
-	/* @code lib/cache/invalidate.c:kill_if_changed:71-72 */
-	if
-	:: r != NONE && rstate[r] == R_LIVE && index == r &&
-	   word[rslot[r]] != rexp[r] ->
-		/* @code lib/cache/invalidate.c:region_revalidated:62-64 */
-		kernel_revalidate(r, e, fp, bad);
-		atomic { e = (e != 0 && word[rslot[r]] == rexp[r]) };
-		if
-		:: e == 0 ->
-			/* @code lib/cache/invalidate.c:kill_if_changed:73-74 */
-			region_kill(r, won)
-		:: else -> e = 0
-		fi
-	:: else
-	fi
-}
-
 /* mrc_cache_drain_locked() -> kernel_drain(): read() the ring
  * (mrmon_read -> mrmon_event_pop: an unreported overflow first, as an
- * OVERFLOW event), unless hdr->pending reads 0: the module writes it
- * under ctx->lock with every change of the ring, so that one load sees
- * what a read() at that instant would return, and the step below with
- * qlen 0 and no overflow is what either does; kmon_revalidate_events(): the CLEAR events whose watch
- * is still ours (its generation) go to REVALIDATE in one batch, and those
- * re-armed take their new word; then in order: OVERFLOW ->
- * mrc_cache_rescan(); an event still ours -> mrc_cache_event(cookie).
- * Under cache->lock. */
-inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
+ * OVERFLOW event, which puts back the limbo slots; each event puts back
+ * its slot), unless hdr->pending reads 0: the module writes it under
+ * ctx->lock with every change of the ring, so that one load sees what a
+ * read() at that instant would return, and the step below with qlen 0 and
+ * no overflow is what either does.  Then in order: OVERFLOW ->
+ * mrc_cache_rescan(); an event still ours (kmon_event_live: its slot's
+ * generation) -> mrc_cache_event(cookie).  Under cache->lock. */
+inline kernel_drain(ev, ec, es, eg, ov, r, won)
 {
 	/* @code lib/cache/invalidate.c:mrc_cache_drain_locked:117-118 */
-	/* @code lib/monitor/kernel.c:kernel_drain:375-376 */
-	/* @code lib/monitor/kernel.c:kernel_pending:362-362 */
-	/* @code kmod/mrmon_main.c:mrmon_read:261-269 */
-	/* @code kmod/mrmon_notify.c:mrmon_event_pop:168-182 */
+	/* @code lib/monitor/kernel.c:kernel_drain:343-343 */
+	/* @code lib/monitor/kernel.c:kernel_pending:330-330 */
+	/* @code kmod/mrmon_main.c:mrmon_read:270-273 */
+	/* @code kmod/mrmon_notify.c:mrmon_event_pop:219-230 */
 	atomic {
 		ov = overflow;
 		overflow = 0;
+		for (es : 0 .. NSLOT - 1) {
+			if
+			:: ov && limbo[es] -> limbo[es] = 0; mrmon_slot_put(es)
+			:: else
+			fi
+		}
+		es = 0;
 		ev = qlen;
 		if
 		:: qlen > 0 ->
-			ec = qcookie[0]; es = qslot[0]; eg = qgen[0]; eclr = qclr[0];
-			qcookie[0] = 0; qslot[0] = 0; qgen[0] = 0; qclr[0] = 0
+			ec = qcookie[0]; es = qslot[0]; eg = qgen[0];
+			qcookie[0] = 0; qslot[0] = 0; qgen[0] = 0;
+#ifndef MUTANT_SLOT_REUSE_EARLY
+			mrmon_slot_put(es)
+#else
+			skip
+#endif
 		:: else
 		fi;
 		qlen = 0
 	};
-	/* @code lib/monitor/kernel.c:kernel_drain:378-378 */
-	/* @code lib/monitor/kernel.c:kmon_revalidate_events:336-345 */
-	if
-	:: ev > 0 && eclr && kgens[es] == eg ->
-		r = OWNER(es);
-		e = rexp[r];
-		/* @code lib/monitor/kernel.c:kmon_revalidate_events:349-352 */
-		mrmon_revalidate_one(es, e, fp, bad);
-		if
-		:: e != 0 ->
-			/* @code lib/monitor/kernel.c:kmon_revalidate_events:353-355 */
-			/* @code lib/monitor/kernel.c:kmon_rearmed:307-308 */
-			d_step { kgens[es] = e >> 1; rexp[r] = e; e = 0 }
-		:: else
-		fi;
-		r = 0
-	:: else
-	fi;
 #ifndef MUTANT_OVERFLOW_LOST
-	/* @code lib/monitor/kernel.c:kernel_drain:380-382 */
+	/* @code lib/monitor/kernel.c:kernel_drain:347-349 */
 	/* @code lib/cache/invalidate.c:mrc_cache_rescan:102-106 */
 	if
-	:: ov -> r = index; rescan_if_changed(r, won, e, fp, bad)
+	:: ov -> r = index; kill_if_changed(r, won)
 	:: else
 	fi;
 #endif
-	/* @code lib/monitor/kernel.c:kernel_drain:383-386 */
+	/* @code lib/monitor/kernel.c:kernel_drain:350-352 */
+	/* @code lib/monitor/kernel.c:kmon_event_live:323-323 */
 	/* @code lib/cache/invalidate.c:mrc_cache_event:89-90 */
 	if
 	:: ev > 0 && kgens[es] == eg -> kill_if_changed(ec, won)
 	:: else
 	fi;
-	d_step { ev = 0; ec = 0; es = 0; eg = 0; eclr = 0; ov = 0; won = 0; r = 0 }
+	d_step { ev = 0; ec = 0; es = 0; eg = 0; ov = 0; won = 0; r = 0 }
 }
 
 /* cache_register(): region_alloc() (free -> PENDING, keeping a stale
@@ -874,7 +753,7 @@ inline kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad)
  * re-check region_intact(); on a mismatch region_discard() and -ESTALE;
  * else publish: fetch_add(1 - PENDING) gives the caller its reference.
  * Under cache->lock. */
-inline cache_register(r, s, e, ok, got, fp, bad)
+inline cache_register(r, s, e, ok, got)
 {
 	/* @code lib/cache/cache.c:cache_register:707-707 */
 	d_step {
@@ -889,14 +768,21 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
 	/* @code lib/cache/cache.c:cache_register:711-711 */
-	/* @code lib/monitor/kernel.c:kernel_watch:239-243 */
-	mrmon_watch_one(r, s, e, fp, bad);
+	/* @code lib/monitor/kernel.c:kernel_watch:246-250 */
+	mrmon_watch_one(r, s, e);
+	if
+	:: s == NONE ->
+		/* -ENOSPC: region_discard() with no watch; the get fails
+		 * (cache_get_slow gives up: not -ESTALE) */
+		/* @code lib/cache/cache.c:cache_register:712-714 */
+		d_step { rstate[r] = R_FREE; rpages[r] = 0; got = GET_FAILED; s = 0 }
+	:: else ->
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
-	/* @code lib/monitor/kernel.c:kernel_watch:247-250 */
+	/* @code lib/monitor/kernel.c:kernel_watch:257-260 */
 	/* @code lib/cache/cache.c:cache_register:716-717 */
-	d_step {
-		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1;
+	atomic {	/* not d_step: WATCH's retry loop breaks to here */
+		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1; kown[s] = r;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
@@ -904,7 +790,8 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
-	atomic { ok = 1; rstate[r] = R_LIVE; refs[r]++ };
+	/* the get returns here: its deciding step */
+	atomic { GET_RETURNS(r); ok = 1; rstate[r] = R_LIVE; refs[r]++ };
 #else
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
@@ -924,9 +811,11 @@ inline cache_register(r, s, e, ok, got, fp, bad)
 		/* @code lib/cache/cache.c:region_discard:399-404 */
 		d_step { index = NONE; rpages[r] = 0 };
 		/* @code lib/cache/cache.c:region_discard:405-406 */
-		mrmon_unwatch_one(s, r);
+		kernel_unwatch(r, ok);
+		d_step { rslot[r] = NONE; rexp[r] = 0 };
 		/* @code lib/cache/cache.c:region_discard:407-412 */
 		rstate[r] = R_FREE
+	fi
 	fi
 }
 
@@ -934,11 +823,11 @@ inline cache_register(r, s, e, ok, got, fp, bad)
  * again; a region whose word changed is killed (its event not read yet);
  * an intact one was registered by another thread meanwhile: reference it;
  * else cache_register(), again on -ESTALE. */
-inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad)
+inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov)
 {
 	/* @code lib/cache/cache.c:cache_get_slow:779-780 */
 	cache_lock(me);
-	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
+	kernel_drain(ev, ec, es, eg, ov, r, won);
 	do
 	:: got == NONE ->
 		/* @code lib/cache/cache.c:cache_get_slow:784-790 */
@@ -958,10 +847,10 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, b
 			/* @code lib/cache/cache.c:cache_get_slow:786-789 */
 			region_kill(r, won);
 			/* @code lib/cache/cache.c:cache_get_slow:800-800 */
-			cache_register(r, s, e, ok, got, fp, bad)
+			cache_register(r, s, e, ok, got)
 		:: !ok && r == NONE ->
 			/* @code lib/cache/cache.c:cache_get_slow:800-800 */
-			cache_register(r, s, e, ok, got, fp, bad)
+			cache_register(r, s, e, ok, got)
 		fi
 	:: else -> break
 	od;
@@ -993,8 +882,8 @@ inline slot_clear(me, r, won)
 /* An application thread: mrcache_get(), use, mrcache_put(), NGET times. */
 proctype app(byte me)
 {
-	byte n, r, old, got, s, e, w, ev, ec, es, eg, fp, bad;
-	bit ok, won, ov, good, eclr, viaslot;
+	byte n, r, old, got, s, e, w, ev, ec, es, eg;
+	bit ok, won, ov, good, viaslot;
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
 		 * free, may be stale */
@@ -1082,8 +971,11 @@ proctype app(byte me)
 		if
 		:: got == NONE ->
 			/* @code lib/cache/cache.c:mrcache_get:850-850 */
-			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, eclr, ov, fp, bad);
-			gheld[me] = got
+			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov);
+			if
+			:: got == GET_FAILED -> got = NONE	/* mrcache_get() fails */
+			:: else -> gheld[me] = got
+			fi
 		:: else
 		fi;
 		/* the application uses got, then mrcache_put(): region_unref(),
@@ -1092,10 +984,11 @@ proctype app(byte me)
 		/* @code lib/cache/cache.c:mrcache_put:886-886 */
 		gheld[me] = NONE;
 		if
-		:: viaslot ->
+		:: got == NONE		/* the get failed: nothing to put */
+		:: got != NONE && viaslot ->
 			/* @code lib/cache/cache.c:put_slot:864-866 */
 			slot_clear(me, got, won)
-		:: else -> region_unref(me, got, won)
+		:: got != NONE && !viaslot -> region_unref(me, got, won)
 		fi;
 		/* @code lib/cache/cache.c:mrcache_put:888-891 */
 		atomic {
@@ -1107,7 +1000,7 @@ proctype app(byte me)
 		};
 		if
 		:: ok ->
-			kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
+			kernel_drain(ev, ec, es, eg, ov, r, won);
 			cache_unlock(me)
 		:: else
 		fi;
@@ -1121,11 +1014,11 @@ proctype app(byte me)
  * every other thread is done, one last cache call and the end-state checks. */
 proctype reclaimer()
 {
-	byte r, ev, ec, es, eg, e, fp, bad;
-	bit won, ov, eclr;
+	byte r, ev, ec, es, eg;
+	bit won, ov;
 	/* @code lib/cache/cache.c:whole_cache_call:979-983 */
 	cache_lock(NT);
-	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
+	kernel_drain(ev, ec, es, eg, ov, r, won);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 && !HELD_BY_SLOT(r) ->
@@ -1140,11 +1033,11 @@ proctype reclaimer()
 	done == NDONE;
 	/* @code lib/cache/cache.c:whole_cache_call:979-983 */
 	cache_lock(NT);
-	kernel_drain(ev, ec, es, eg, eclr, ov, r, won, e, fp, bad);
+	kernel_drain(ev, ec, es, eg, ov, r, won);
 	/* No leaks: every region struct is free, or cached validly with no
 	 * reference left; every slot in use is owned by exactly one region
 	 * and has its notifier in the tree; no invalidation is left. */
-	assert(inv == INV_IDLE);
+	assert(!inflight && qlen == 0 && !overflow);
 	assert(hslot[0] == NONE && hslot[NT - 1] == NONE);
 	for (r : 0 .. NREG - 1) {
 		assert(refs[r] == 0);
@@ -1165,8 +1058,7 @@ proctype reclaimer()
 			fi
 		}
 		assert(ec == wused[ev]);
-		assert((itv[ev] == ITV_TREE) == wused[ev]);
-		assert(wused[ev] || itv[ev] == ITV_NONE)
+		assert(wused[ev] != sfree[ev] && !limbo[ev])
 	}
 	cache_unlock(NT)
 }
@@ -1176,6 +1068,7 @@ init
 	byte i;
 	atomic {
 		for (i : 0 .. NREG - 1) { rslot[i] = NONE }
+		for (i : 0 .. NSLOT - 1) { sfree[i] = 1; kown[i] = NONE }
 		for (i : 0 .. NT - 1) { hslot[i] = NONE; gheld[i] = NONE }
 		for (i : 0 .. NT - 1) { run app(i) }
 		run unmapper();
@@ -1193,3 +1086,4 @@ ltl reclaimed {
 	    (stale(1) -> <> !stale(1)) &&
 	    (stale(2) -> <> !stale(2)))
 }
+
