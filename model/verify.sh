@@ -18,8 +18,8 @@
 #                   finds nothing (if it starts failing, the protocol
 #                   changed: update docs/protocol.md)
 #   early-unwatch   a design that frees a held region's slot at kill: safe
-#                   with generations; mutant-same-generation shows it is
-#                   not without them
+#                   with generations; mutant-same-generation-early-unwatch
+#                   shows it is not without them
 # Exhaustive within the bounds in protocol.pml (COLLAPSE is lossless; no
 # BITSTATE, no hash compaction); MODEL_DEFINES="-DNGET1=2" (say) widens
 # them for a run by hand.
@@ -173,7 +173,7 @@ run_pan() {
 }
 
 # Up to MODEL_JOBS searches at once (default 2: the machine has 2 cores;
-# the largest search needs about 1.3 GB).
+# the largest search needs about 1.2 GB).
 jobs_max=${MODEL_JOBS:-2}
 suite_start=$(date +%s)
 selected=()
