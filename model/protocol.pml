@@ -1035,8 +1035,9 @@ proctype reclaimer()
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	/* No leaks: every region struct is free, or cached validly with no
-	 * reference left; every slot in use is owned by exactly one region
-	 * and has its notifier in the tree; no invalidation is left. */
+	 * reference left; every slot holds the watch (in the tree) of
+	 * exactly one region, or is free: none waits for an event or in
+	 * limbo; no event, overflow or invalidation is left. */
 	assert(!inflight && qlen == 0 && !overflow);
 	assert(hslot[0] == NONE && hslot[NT - 1] == NONE);
 	for (r : 0 .. NREG - 1) {
