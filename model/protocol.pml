@@ -259,7 +259,7 @@ inline check_kernel()
  * then share it: the model says so at once. */
 inline mrmon_slot_put(s)
 {
-	/* @code kmod/mrmon_watch.c:mrmon_slot_put:135-136 */
+	/* @code kmod/mrmon_watch.c:mrmon_slot_put:133-134 */
 	assert(!sfree[s] && !wused[s]);
 	sfree[s] = 1;
 	/* What nobody reads any more, zeroed: fewer states.  The code keeps
@@ -282,7 +282,7 @@ inline mrmon_slot_put(s)
  * off the free stack until read() hands the event over. */
 inline mrmon_watch_clear(s)
 {
-	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:274-283 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:268-277 */
 	/* @code kmod/mrmon_notify.c:mrmon_event_push:89-100 */
 	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:333-340 */
 	assert(wused[s]);
@@ -370,8 +370,8 @@ inline mrmon_watch_one(r, s, e)
 		:: e != 0 ->
 #endif
 		/* @code kmod/mrmon_watch.c:mrmon_watch_one:204-210 */
-		/* @code kmod/mrmon_watch.c:mrmon_collides:150-151 */
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:215-229 */
+		/* @code kmod/mrmon_watch.c:mrmon_collides:148-149 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:212-223 */
 		atomic {
 			s = 0; e = 0;
 #if !defined(MUTANT_WATCH_NO_ACTIVE_CHECK) && !defined(MUTANT_WATCH_SPLIT_LOCK)
@@ -441,7 +441,7 @@ inline mrmon_watch_one(r, s, e)
 inline mrmon_unwatch_one(s, e)
 {
 #ifndef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:250-259 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:244-253 */
 	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:160-161 */
 	atomic {
 		if
@@ -465,7 +465,7 @@ inline mrmon_unwatch_one(s, e)
 		:: else
 		fi
 	};
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:257-259 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:251-253 */
 	atomic {
 		if
 		:: rmfirst == s ->
@@ -537,13 +537,13 @@ proctype worker()
 
 inline cache_lock(me)
 {
-	/* @code lib/cache/cache.c:mrc_cache_lock:73-74 */
+	/* @code lib/cache/cache.c:mrc_cache_lock:78-79 */
 	atomic { lock == NONE -> lock = me }
 }
 
 inline cache_unlock(me)
 {
-	/* @code lib/cache/cache.c:mrc_cache_unlock:93-94 */
+	/* @code lib/cache/cache.c:mrc_cache_unlock:107-108 */
 	d_step { assert(lock == me); lock = NONE }
 }
 
@@ -562,14 +562,14 @@ inline cache_unlock(me)
  * publish after the whole read. */
 inline region_reclaim(r, won)
 {
-	/* @code lib/cache/cache.c:region_reclaim:275-277 */
-	/* @code lib/cache/cache.c:reclaim_claim:221-221 */
+	/* @code lib/cache/cache.c:region_reclaim:295-297 */
+	/* @code lib/cache/cache.c:reclaim_claim:237-237 */
 #ifdef MUTANT_RECLAIM_MISSES_SLOT
 	won = 1;
 #else
 	won = !HELD_BY_SLOT(r);
 #endif
-	/* @code lib/cache/cache.c:reclaim_claim:222-227 */
+	/* @code lib/cache/cache.c:reclaim_claim:238-247 */
 	atomic {
 		if
 		:: won && rstate[r] == R_DEAD && refs[r] == 0 ->
@@ -581,7 +581,7 @@ inline region_reclaim(r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache/cache.c:reclaim_flush:252-263 */
+		/* @code lib/cache/cache.c:reclaim_flush:272-283 */
 #ifdef EARLY_UNWATCH
 		if
 		:: runw[r] -> d_step { runw[r] = 0; rslot[r] = NONE; rexp[r] = 0 }
@@ -600,7 +600,7 @@ inline region_reclaim(r, won)
  * region_reclaim(). */
 inline region_unref(me, r, won)
 {
-	/* @code lib/cache/cache.c:region_unref:330-337 */
+	/* @code lib/cache/cache.c:region_unref:350-357 */
 	atomic {
 		assert(refs[r] > 0);
 		refs[r]--;
@@ -608,7 +608,7 @@ inline region_unref(me, r, won)
 	};
 	if
 	:: won ->
-		/* @code lib/cache/cache.c:region_release_dead:287-289 */
+		/* @code lib/cache/cache.c:region_release_dead:307-309 */
 		cache_lock(me);
 		region_reclaim(r, won);
 		cache_unlock(me)
@@ -622,7 +622,7 @@ inline region_unref(me, r, won)
  * Under cache->lock. */
 inline region_kill(r, won)
 {
-	/* @code lib/cache/cache.c:region_kill:358-360 */
+	/* @code lib/cache/cache.c:region_kill:378-380 */
 	if
 	:: index == r -> index = NONE
 	:: else
@@ -703,7 +703,7 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
 	/* @code lib/cache/invalidate.c:mrc_cache_drain_locked:117-118 */
 	/* @code lib/monitor/kernel.c:kernel_drain:343-343 */
 	/* @code lib/monitor/kernel.c:kernel_pending:330-330 */
-	/* @code kmod/mrmon_main.c:mrmon_read:270-273 */
+	/* @code kmod/mrmon_main.c:mrmon_read:305-308 */
 	/* @code kmod/mrmon_notify.c:mrmon_event_pop:219-230 */
 	atomic {
 		ov = overflow;
@@ -755,7 +755,7 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
  * Under cache->lock. */
 inline cache_register(r, s, e, ok, got)
 {
-	/* @code lib/cache/cache.c:cache_register:707-707 */
+	/* @code lib/cache/cache.c:cache_register:768-768 */
 	d_step {
 		r = 0;
 		do
@@ -767,26 +767,26 @@ inline cache_register(r, s, e, ok, got)
 #ifdef MUTANT_REG_BEFORE_WATCH
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
-	/* @code lib/cache/cache.c:cache_register:711-711 */
+	/* @code lib/cache/cache.c:cache_register:772-772 */
 	/* @code lib/monitor/kernel.c:kernel_watch:246-250 */
 	mrmon_watch_one(r, s, e);
 	if
 	:: s == NONE ->
 		/* -ENOSPC: region_discard() with no watch; the get fails
 		 * (cache_get_slow gives up: not -ESTALE) */
-		/* @code lib/cache/cache.c:cache_register:712-714 */
+		/* @code lib/cache/cache.c:cache_register:773-775 */
 		d_step { rstate[r] = R_FREE; rpages[r] = 0; got = GET_FAILED; s = 0 }
 	:: else ->
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
 	/* @code lib/monitor/kernel.c:kernel_watch:257-260 */
-	/* @code lib/cache/cache.c:cache_register:716-717 */
+	/* @code lib/cache/cache.c:cache_register:777-778 */
 	atomic {	/* not d_step: WATCH's retry loop breaks to here */
 		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1; kown[s] = r;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
-	/* @code lib/cache/cache.c:cache_register:734-734 */
+	/* @code lib/cache/cache.c:cache_register:795-795 */
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
@@ -796,7 +796,7 @@ inline cache_register(r, s, e, ok, got)
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
 	 * whose word was cleared */
-	/* @code lib/cache/cache.c:cache_register:740-750 */
+	/* @code lib/cache/cache.c:cache_register:801-811 */
 	/* @code lib/cache/cache.c:cache_register:758-762 */
 	atomic {
 		if
@@ -808,12 +808,12 @@ inline cache_register(r, s, e, ok, got)
 	if
 	:: ok -> got = r
 	:: else ->
-		/* @code lib/cache/cache.c:region_discard:399-404 */
+		/* @code lib/cache/cache.c:region_discard:425-430 */
 		d_step { index = NONE; rpages[r] = 0 };
-		/* @code lib/cache/cache.c:region_discard:405-406 */
+		/* @code lib/cache/cache.c:region_discard:431-432 */
 		kernel_unwatch(r, ok);
 		d_step { rslot[r] = NONE; rexp[r] = 0 };
-		/* @code lib/cache/cache.c:region_discard:407-412 */
+		/* @code lib/cache/cache.c:region_discard:433-438 */
 		rstate[r] = R_FREE
 	fi
 	fi
@@ -825,12 +825,12 @@ inline cache_register(r, s, e, ok, got)
  * else cache_register(), again on -ESTALE. */
 inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov)
 {
-	/* @code lib/cache/cache.c:cache_get_slow:779-780 */
+	/* @code lib/cache/cache.c:cache_get_slow:848-849 */
 	cache_lock(me);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	do
 	:: got == NONE ->
-		/* @code lib/cache/cache.c:cache_get_slow:784-790 */
+		/* @code lib/cache/cache.c:cache_get_slow:853-859 */
 		atomic {
 			r = index;	/* mrc_index_lookup(): writers hold the lock */
 			ok = (r != NONE && word[rslot[r]] == rexp[r]);	/* region_intact() */
@@ -841,20 +841,20 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov)
 		};
 		if
 		:: ok ->
-			/* @code lib/cache/cache.c:cache_get_slow:792-798 */
+			/* @code lib/cache/cache.c:cache_get_slow:861-867 */
 			atomic { refs[r]++; got = r }
 		:: !ok && r != NONE ->
-			/* @code lib/cache/cache.c:cache_get_slow:786-789 */
+			/* @code lib/cache/cache.c:cache_get_slow:855-858 */
 			region_kill(r, won);
-			/* @code lib/cache/cache.c:cache_get_slow:800-800 */
+			/* @code lib/cache/cache.c:cache_get_slow:869-869 */
 			cache_register(r, s, e, ok, got)
 		:: !ok && r == NONE ->
-			/* @code lib/cache/cache.c:cache_get_slow:800-800 */
+			/* @code lib/cache/cache.c:cache_get_slow:869-869 */
 			cache_register(r, s, e, ok, got)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache/cache.c:cache_get_slow:804-804 */
+	/* @code lib/cache/cache.c:cache_get_slow:873-873 */
 	cache_unlock(me)
 }
 
@@ -864,13 +864,13 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov)
  * region_reclaim(). */
 inline slot_clear(me, r, won)
 {
-	/* @code lib/cache/cache.c:slot_clear:301-303 */
+	/* @code lib/cache/cache.c:slot_clear:321-323 */
 	hslot[me] = NONE;
-	/* @code lib/cache/cache.c:slot_clear:304-305 */
+	/* @code lib/cache/cache.c:slot_clear:324-325 */
 	won = (rstate[r] == R_DEAD && refs[r] == 0);
 	if
 	:: won ->
-		/* @code lib/cache/cache.c:region_release_dead:287-289 */
+		/* @code lib/cache/cache.c:region_release_dead:307-309 */
 		cache_lock(me);
 		region_reclaim(r, won);
 		cache_unlock(me)
@@ -887,8 +887,8 @@ proctype app(byte me)
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
 		 * free, may be stale */
-		/* @code lib/cache/cache.c:mrcache_get:848-848 */
-		/* @code lib/cache/cache.c:cache_hit:604-606 */
+		/* @code lib/cache/cache.c:cache_get:908-908 */
+		/* @code lib/cache/cache.c:cache_hit:632-634 */
 		got = NONE;
 		r = index;
 		if
@@ -908,10 +908,10 @@ proctype app(byte me)
 			 * then read its word (MUTANT_SLOT_AFTER_CHECK: the other
 			 * way round) */
 #ifndef MUTANT_SLOT_AFTER_CHECK
-			/* @code lib/cache/cache.c:slot_publish:569-572 */
+			/* @code lib/cache/cache.c:slot_publish:597-600 */
 			hslot[me] = r;
 #endif
-			/* @code lib/cache/cache.c:try_hit:592-592 */
+			/* @code lib/cache/cache.c:try_hit:620-620 */
 			old = rstate[r];
 			if
 			:: old == R_LIVE ->
@@ -926,8 +926,8 @@ proctype app(byte me)
 				 * a re-arm's word is new, so an expected value
 				 * read before an update never matches a word
 				 * read after it. */
-				/* @code lib/cache/cache.c:hit_valid:534-539 */
-				/* @code lib/cache/region.h:region_intact:112-113 */
+				/* @code lib/cache/cache.c:hit_valid:561-567 */
+				/* @code lib/cache/region.h:region_intact:126-127 */
 				/* (a guard for the mutants, under which r may be
 				 * freed meanwhile: its watch gone, no word) */
 				atomic {
@@ -947,7 +947,7 @@ proctype app(byte me)
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache/cache.c:try_hit:597-597 */
+				/* @code lib/cache/cache.c:try_hit:625-625 */
 				slot_clear(me, r, won)
 			:: else ->
 				/* HELD: the region a hit returns is not reclaimed */
@@ -960,7 +960,7 @@ proctype app(byte me)
 #ifdef MUTANT_EARLY_WORD_CHECK
 			if
 			:: got == NONE ->
-				/* @code lib/cache/cache.c:try_hit_ref:556-556 */
+				/* @code lib/cache/cache.c:try_hit_ref:584-584 */
 				region_unref(me, r, won)
 			:: else -> gheld[me] = r
 			fi
@@ -970,7 +970,7 @@ proctype app(byte me)
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache/cache.c:mrcache_get:850-850 */
+			/* @code lib/cache/cache.c:cache_get:910-910 */
 			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov);
 			if
 			:: got == GET_FAILED -> got = NONE	/* mrcache_get() fails */
@@ -981,16 +981,16 @@ proctype app(byte me)
 		/* the application uses got, then mrcache_put(): region_unref(),
 		 * then drain if events_waiting() and the lock is free */
 		d_step { r = 0; old = 0; s = 0; e = 0; ok = 0 };
-		/* @code lib/cache/cache.c:mrcache_put:886-886 */
+		/* @code lib/cache/cache.c:mrcache_put:1056-1056 */
 		gheld[me] = NONE;
 		if
 		:: got == NONE		/* the get failed: nothing to put */
 		:: got != NONE && viaslot ->
-			/* @code lib/cache/cache.c:put_slot:864-866 */
+			/* @code lib/cache/cache.c:put_slot:1034-1036 */
 			slot_clear(me, got, won)
 		:: got != NONE && !viaslot -> region_unref(me, got, won)
 		fi;
-		/* @code lib/cache/cache.c:mrcache_put:888-891 */
+		/* @code lib/cache/cache.c:mrcache_put:1058-1061 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1016,14 +1016,14 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg;
 	bit won, ov;
-	/* @code lib/cache/cache.c:whole_cache_call:979-983 */
+	/* @code lib/cache/cache.c:whole_cache_call:1156-1160 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 && !HELD_BY_SLOT(r) ->
-		/* @code lib/cache/cache.c:flush_locked:959-960 */
-		/* @code lib/cache/cache.c:region_evictable:422-423 */
+		/* @code lib/cache/cache.c:flush_locked:1136-1137 */
+		/* @code lib/cache/cache.c:region_evictable:448-449 */
 		region_kill(r, won)
 	:: true
 	fi;
@@ -1031,7 +1031,7 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache/cache.c:whole_cache_call:979-983 */
+	/* @code lib/cache/cache.c:whole_cache_call:1156-1160 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	/* No leaks: every region struct is free, or cached validly with no
