@@ -28,5 +28,5 @@ $(KDREG2_OUT)/kdreg2.ko: | $(if $(KDIR),,guest-kernel)
 $(KDREG2_OUT)/bench-kdreg2: tests/guest/kdreg2/bench-kdreg2.c $(wildcard tests/guest/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/util -Itests/guest -I$(abspath $(KDREG2_SRC))/include $(CFLAGS) \
-	  -o $@ $< $(LDFLAGS) -luring
+	  -o $@ $< $(LDFLAGS) -luring -pthread
 endif

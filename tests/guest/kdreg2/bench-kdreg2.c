@@ -23,6 +23,14 @@
  *   fragmented       of 16 pinned watches of 16 pages over fragmented
  *                    memory, how many one mprotect() of a page 1 MiB away
  *                    invalidates (no page of theirs changed: ideal 0)
+ *   contended        CONTEND_THREADS threads WATCH/UNWATCH pages of their
+ *                    own on the same descriptor while the main thread
+ *                    watches a page, unmaps it and reads its word right
+ *                    after munmap() returns: how often it still reads
+ *                    valid.  kdreg2 defers an invalidation to a workqueue
+ *                    when its mutex is contended (since its 2025-12
+ *                    change), so it can; mrmon must never (exit 1 if it
+ *                    does)
  *   bench-kdreg2 [rounds]
  */
 #include <errno.h>
@@ -33,6 +41,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <kdreg2.h>
 #include "mrmon_test.h"
@@ -45,6 +54,8 @@
 #define FRAG_PAGES	16
 #define FRAG_WATCHES	16
 #define EV_BATCH	256
+#define CONTEND_THREADS	2
+#define CONTEND_ROUNDS	2000
 
 /* One watch: mrmon's slot and expected word, or kdreg2's cookie and
  * monitoring parameters. */
@@ -382,6 +393,68 @@ static void fragmented(struct peer *p)
 	munmap(raw, 2 * HUGE);
 }
 
+struct churn {
+	struct peer *p;
+	int stop;
+	long ops;
+};
+
+/* Keep the descriptor's lock busy: watch and unwatch a page of our own. */
+static void *churn_thread(void *arg)
+{
+	struct churn *ch = arg;
+	char *page = mon_map_anon(PAGE);
+	struct handle h;
+
+	while (!__atomic_load_n(&ch->stop, __ATOMIC_RELAXED)) {
+		if (!ch->p->watch(ch->p, page, PAGE, &h)) {
+			ch->p->unwatch(ch->p, &h);
+			ch->ops++;
+		}
+	}
+	munmap(page, PAGE);
+	return NULL;
+}
+
+/* How many of CONTEND_ROUNDS unmapped pages still read valid right after
+ * munmap() returned, with CONTEND_THREADS threads contending. */
+static int contended(struct peer *p)
+{
+	struct churn ch[CONTEND_THREADS];
+	pthread_t tid[CONTEND_THREADS];
+	int valid = 0, rounds = 0;
+	long ops = 0;
+
+	for (int i = 0; i < CONTEND_THREADS; i++) {
+		ch[i] = (struct churn){ .p = p };
+		pthread_create(&tid[i], NULL, churn_thread, &ch[i]);
+	}
+	for (int i = 0; i < CONTEND_ROUNDS; i++) {
+		char *page = mon_map_anon(PAGE);
+		struct handle h;
+
+		page[0] = 1;
+		if (p->watch(p, page, PAGE, &h) || !p->intact(p, &h)) {
+			munmap(page, PAGE);
+			continue;	/* not armed (an invalidation in flight) */
+		}
+		munmap(page, PAGE);
+		valid += p->intact(p, &h);
+		rounds++;
+		if (i % 64 == 63)
+			p->reclaim(p);
+	}
+	for (int i = 0; i < CONTEND_THREADS; i++) {
+		__atomic_store_n(&ch[i].stop, 1, __ATOMIC_RELAXED);
+		pthread_join(tid[i], NULL);
+		ops += ch[i].ops;
+	}
+	p->reclaim(p);
+	printf("contended %-7s valid after munmap: %d of %d (%d threads, %ld watch+unwatch)\n",
+	       p->name, valid, rounds, CONTEND_THREADS, ops);
+	return valid;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 9;
@@ -412,6 +485,17 @@ int main(int argc, char **argv)
 		split(p);
 		fragmented(p);
 		p->close(p);
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct peer *p = &peers[k];
+		int valid;
+
+		if (p->open(p, SPLIT_N))
+			return 1;
+		valid = contended(p);
+		p->close(p);
+		if (valid && !strcmp(p->name, "mrmon"))
+			return 1;
 	}
 	return 0;
 }
