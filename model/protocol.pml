@@ -676,12 +676,10 @@ inline kernel_unwatch(r, m)
 
 /* kill_if_changed() for the one indexed region, from mrc_cache_event() or
  * mrc_cache_rescan(): its word no longer holds the expected value: kill
- * it.  region_revalidated() answers 0: the kernel monitor has no
- * revalidate operation any more (ABI 3). */
+ * it (no monitor re-arms a watch since ABI 3). */
 inline kill_if_changed(r, won)
 {
-	/* @code lib/cache/invalidate.c:kill_if_changed:71-74 */
-	/* @code lib/cache/invalidate.c:region_revalidated:62-63 */
+	/* @code lib/cache/invalidate.c:kill_if_changed:58-61 */
 	if
 	:: r != NONE && rstate[r] == R_LIVE && index == r &&
 	   word[rslot[r]] != rexp[r] -> region_kill(r, won)
@@ -731,7 +729,7 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
 	};
 #ifndef MUTANT_OVERFLOW_LOST
 	/* @code lib/monitor/kernel.c:kernel_drain:347-349 */
-	/* @code lib/cache/invalidate.c:mrc_cache_rescan:102-106 */
+	/* @code lib/cache/invalidate.c:mrc_cache_rescan:88-92 */
 	if
 	:: ov -> r = index; kill_if_changed(r, won)
 	:: else
@@ -739,7 +737,7 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
 #endif
 	/* @code lib/monitor/kernel.c:kernel_drain:350-352 */
 	/* @code lib/monitor/kernel.c:kmon_event_live:323-323 */
-	/* @code lib/cache/invalidate.c:mrc_cache_event:89-90 */
+	/* @code lib/cache/invalidate.c:mrc_cache_event:75-76 */
 	if
 	:: ev > 0 && kgens[es] == eg -> kill_if_changed(ec, won)
 	:: else
@@ -927,7 +925,7 @@ proctype app(byte me)
 				 * read before an update never matches a word
 				 * read after it. */
 				/* @code lib/cache/cache.c:hit_valid:561-567 */
-				/* @code lib/cache/region.h:region_intact:126-127 */
+				/* @code lib/cache/region.h:region_intact:124-125 */
 				/* (a guard for the mutants, under which r may be
 				 * freed meanwhile: its watch gone, no word) */
 				atomic {

@@ -51,25 +51,11 @@ struct kill_arg {
 	int killed;
 };
 
-/* A lost event may have been a CLEAR from a split that left the pages
- * alone: let the monitor re-arm the watch before the region goes.  (The
- * monitor's drain() already tried for the CLEARs it reports.) */
-static int region_revalidated(struct mrcache *c, struct mrcache_region *r,
-			      enum mrcache_cause cause)
-{
-	const struct mrc_monitor_ops *ops = c->monitor->ops;
-
-	if (!ops->revalidate || cause != MRCACHE_CAUSE_OVERFLOW)
-		return 0;
-	return ops->revalidate(c->monitor, &r->watch) && region_intact(r);
-}
-
 static int kill_if_changed(struct mrcache_region *r, void *arg)
 {
 	struct kill_arg *k = arg;
 
-	if ((region_cold(r)->flags & REGION_INDEXED) && !region_intact(r) &&
-	    !region_revalidated(k->cache, r, k->cause)) {
+	if ((region_cold(r)->flags & REGION_INDEXED) && !region_intact(r)) {
 		mrc_region_invalidate(k->cache, r, k->cause);
 		k->killed++;
 	}

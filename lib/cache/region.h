@@ -117,10 +117,8 @@ static inline unsigned region_class(const struct mrcache_region *r)
 	return (unsigned)(__atomic_load_n(&r->end_access, __ATOMIC_RELAXED) & REGION_CLASS_BITS);
 }
 
-/* The hit-path check: one acquire load.  expected changes only when the
- * monitor re-arms a watch (revalidate, under the cache lock), to a value
- * the word never held before, so a reader that sees the old expected
- * with the new word, or the reverse, just misses. */
+/* The hit-path check: one acquire load.  expected is set when the region
+ * is watched, before it is published, and never changes after. */
 static inline int region_intact(const struct mrcache_region *r)
 {
 	return __atomic_load_n(r->watch.word, __ATOMIC_ACQUIRE) ==

@@ -69,14 +69,6 @@ struct mrc_monitor_ops {
 	 * overflow call mrc_cache_rescan().  Returns the number reported.
 	 * Called under cache->lock.  May be NULL (user-side monitors). */
 	int (*drain)(struct mrc_monitor *mon);
-	/* Kernel-side monitors that can tell a harmless CLEAR (a VMA or
-	 * huge-page split) from a real change: re-arm a watch whose word was
-	 * cleared if its pages are still the ones registered, updating
-	 * w->expected.  Returns 1 when the watch is intact again, 0 when
-	 * the region must go.  drain() does this itself for the events it
-	 * reads; the cache calls it when it rescans after lost events.
-	 * Called under cache->lock.  May be NULL. */
-	int (*revalidate)(struct mrc_monitor *mon, struct mrc_watch *w);
 	/* Nonzero when drain() has work; one load, called on the hit path.
 	 * May be NULL. */
 	int (*pending)(struct mrc_monitor *mon);
