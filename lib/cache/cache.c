@@ -359,10 +359,6 @@ static inline int region_unref(struct mrcache *c, struct mrcache_region *r)
 	return 0;
 }
 
-int mrc_region_unref(struct mrcache *c, struct mrcache_region *r)
-{
-	return region_unref(c, r);
-}
 
 enum kill_reason { KILL_INVALIDATED, KILL_EVICTED, KILL_MERGED, KILL_FLUSHED };
 
@@ -589,7 +585,7 @@ static int __attribute__((noinline)) try_hit_ref(struct mrcache *c, struct mrc_t
 static inline struct mrcache_region **slot_publish(struct mrcache *c, struct mrc_thread *t,
 						   struct mrcache_region *r)
 {
-	if (__builtin_expect(t == &c->threads->shared, 0))
+	if (__builtin_expect(t == &c->threads->shared, 0) || !MRC_HAZARD_SLOTS)
 		return NULL;
 	for (int i = 0; i < MRC_THREAD_SLOTS; i++) {
 		struct mrcache_region *none = NULL;

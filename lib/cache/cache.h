@@ -17,6 +17,11 @@
 
 /* Most regions whose unwatches one reclaim_flush() hands the monitor. */
 #define MRC_RECLAIM_BATCH 64
+/* Hits publish in hazard slots (1) or take a reference (0).  Off until the
+ * leak test-cache-hazard-stress finds with them is fixed: about 1 run in
+ * 50 on the host ends with a dead region no slot or count holds and that
+ * nothing reclaimed (docs/limitations.md). */
+#define MRC_HAZARD_SLOTS 0
 
 /* The distinct keyed backend flag sets one cache tells apart: a region
  * keeps its set's index (class) in end_access bits 4..11, class 0 being
@@ -96,8 +101,6 @@ int mrc_cache_reentered(const struct mrcache *c, const char *fn);
 void mrc_region_invalidate(struct mrcache *c, struct mrcache_region *r,
 			   enum mrcache_cause cause);
 int mrc_cache_drain_locked(struct mrcache *c);
-/* Drop a reference to r (threads.c: a hold handed over at thread exit). */
-int mrc_region_unref(struct mrcache *c, struct mrcache_region *r);
 
 /* A slot of one of this cache's slabs?  Never dereferences r: it may be
  * anything a caller passed (another cache's region, garbage).  Inline:

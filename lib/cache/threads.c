@@ -9,6 +9,9 @@
 
 __thread struct mrc_thread_ref mrc_thread_refs[MRC_THREAD_CACHES];
 
+/* th->claimed[b] */
+enum { BLOCK_FREE, BLOCK_OWNED, BLOCK_ORPHAN };
+
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_ok;
@@ -20,25 +23,32 @@ static void threads_unref(struct mrc_threads *th)
 }
 
 /* A thread that exits holding regions in its slots (a put to come from
- * another thread) hands each over to a reference first: +1, then the
- * slot clear, so r is never held by neither.  A put that cleared the slot
- * meanwhile leaves the +1 to undo.  Slots of a destroyed cache are empty:
- * mrcache_destroy() refuses while one holds a region. */
+ * another thread, which clears the slot: mrc_threads_clear_any) leaves
+ * its block orphaned: the slots stay the holds they are, and the block is
+ * claimed again only once they are all clear (block_claim).  Nothing
+ * moves a hold from a slot to the count, so no put can miss it.  Slots of
+ * a destroyed cache are empty: mrcache_destroy() refuses while one holds
+ * a region. */
 static void block_release(struct mrc_threads *th, struct mrc_thread *t)
 {
+	uint8_t state = BLOCK_FREE;
+
 	if (t == &th->shared)
 		return;
-	for (int i = 0; i < MRC_THREAD_SLOTS; i++) {
-		struct mrcache_region *r = __atomic_load_n(&t->slot[i], __ATOMIC_SEQ_CST);
+	for (int i = 0; i < MRC_THREAD_SLOTS; i++)
+		if (__atomic_load_n(&t->slot[i], __ATOMIC_SEQ_CST))
+			state = BLOCK_ORPHAN;
+	__atomic_store_n(&th->claimed[t - th->block], state, __ATOMIC_RELEASE);
+}
 
-		if (!r || __atomic_load_n(&th->dead, __ATOMIC_ACQUIRE))
-			continue;
-		__atomic_fetch_add(&r->refstate, 1, __ATOMIC_SEQ_CST);
-		if (!__atomic_compare_exchange_n(&t->slot[i], &r, NULL, 0, __ATOMIC_SEQ_CST,
-						 __ATOMIC_RELAXED))
-			mrc_region_unref(th->cache, r);
-	}
-	__atomic_store_n(&th->claimed[t - th->block], 0, __ATOMIC_RELEASE);
+/* An orphaned block has no owner to publish into its slots: once they are
+ * all clear they stay clear, and the block can be claimed. */
+static int block_empty(const struct mrc_thread *t)
+{
+	for (int i = 0; i < MRC_THREAD_SLOTS; i++)
+		if (__atomic_load_n(&t->slot[i], __ATOMIC_SEQ_CST))
+			return 0;
+	return 1;
 }
 
 static void ref_drop(struct mrc_thread_ref *ref)
@@ -72,10 +82,10 @@ static void __attribute__((destructor)) key_delete(void)
 static struct mrc_thread *block_claim(struct mrc_threads *th)
 {
 	for (uint32_t b = 0; b < MRC_THREADS; b++) {
-		uint8_t free_ = 0;
+		uint8_t state = __atomic_load_n(&th->claimed[b], __ATOMIC_ACQUIRE);
 
-		if (__atomic_load_n(&th->claimed[b], __ATOMIC_RELAXED) ||
-		    !__atomic_compare_exchange_n(&th->claimed[b], &free_, 1, 0,
+		if (state == BLOCK_OWNED || (state == BLOCK_ORPHAN && !block_empty(&th->block[b])) ||
+		    !__atomic_compare_exchange_n(&th->claimed[b], &state, BLOCK_OWNED, 0,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
 		uint32_t max = __atomic_load_n(&th->claimed_max, __ATOMIC_RELAXED);

@@ -50,7 +50,9 @@ struct mrc_threads {
 	uint32_t refs;			/* atomic: the cache's and one per thread */
 	uint32_t claimed_max;		/* atomic: blocks [0, claimed_max) were ever claimed */
 	uint8_t dead;			/* atomic: the cache is being destroyed */
-	uint8_t claimed[MRC_THREADS];	/* atomic: 1 while a thread owns the block */
+	uint8_t claimed[MRC_THREADS];	/* atomic: free, owned, or orphaned by an
+					   exited thread whose slots still hold
+					   regions (threads.c) */
 };
 
 /* This thread's blocks: of which cache's blocks, and which one (the shared
