@@ -106,8 +106,22 @@ static int one(enum mrcache_monitor_kind m)
 	return test_result();
 }
 
+/* TSan cannot follow a child that starts threads after a fork of a
+ * threaded process (the parent has the uffd handler thread): it dies with
+ * "starting new threads after multi-threaded fork is not supported". */
+#if defined(__SANITIZE_THREAD__)
+#define TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN_BUILD 1
+#endif
+#endif
+
 int main(void)
 {
+#ifdef TSAN_BUILD
+	SKIP("ThreadSanitizer does not support threads started after a fork of a threaded process");
+#endif
 	static const enum mrcache_monitor_kind monitors[] = {
 		MRCACHE_MONITOR_UFFD, MRCACHE_MONITOR_HOOKS,
 	};
