@@ -811,7 +811,7 @@ inline cache_register(r, s, e, ok, got)
 		/* @code lib/cache/cache.c:region_discard:431-432 */
 		kernel_unwatch(r, ok);
 		d_step { rslot[r] = NONE; rexp[r] = 0 };
-		/* @code lib/cache/cache.c:region_discard:433-438 */
+		/* @code lib/cache/cache.c:region_discard:429-434 */
 		rstate[r] = R_FREE
 	fi
 	fi
@@ -852,7 +852,7 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache/cache.c:cache_get_slow:873-873 */
+	/* @code lib/cache/cache.c:cache_get_slow:869-869 */
 	cache_unlock(me)
 }
 
@@ -885,7 +885,7 @@ proctype app(byte me)
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
 		 * free, may be stale */
-		/* @code lib/cache/cache.c:cache_get:908-908 */
+		/* @code lib/cache/cache.c:cache_get:904-904 */
 		/* @code lib/cache/cache.c:cache_hit:632-634 */
 		got = NONE;
 		r = index;
@@ -906,7 +906,7 @@ proctype app(byte me)
 			 * then read its word (MUTANT_SLOT_AFTER_CHECK: the other
 			 * way round) */
 #ifndef MUTANT_SLOT_AFTER_CHECK
-			/* @code lib/cache/cache.c:slot_publish:597-600 */
+			/* @code lib/cache/cache.c:slot_publish:593-596 */
 			hslot[me] = r;
 #endif
 			/* @code lib/cache/cache.c:try_hit:620-620 */
@@ -924,7 +924,7 @@ proctype app(byte me)
 				 * a re-arm's word is new, so an expected value
 				 * read before an update never matches a word
 				 * read after it. */
-				/* @code lib/cache/cache.c:hit_valid:561-567 */
+				/* @code lib/cache/cache.c:hit_valid:557-563 */
 				/* @code lib/cache/region.h:region_intact:124-125 */
 				/* (a guard for the mutants, under which r may be
 				 * freed meanwhile: its watch gone, no word) */
@@ -945,7 +945,7 @@ proctype app(byte me)
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache/cache.c:try_hit:625-625 */
+				/* @code lib/cache/cache.c:try_hit:621-621 */
 				slot_clear(me, r, won)
 			:: else ->
 				/* HELD: the region a hit returns is not reclaimed */
@@ -958,7 +958,7 @@ proctype app(byte me)
 #ifdef MUTANT_EARLY_WORD_CHECK
 			if
 			:: got == NONE ->
-				/* @code lib/cache/cache.c:try_hit_ref:584-584 */
+				/* @code lib/cache/cache.c:try_hit_ref:580-580 */
 				region_unref(me, r, won)
 			:: else -> gheld[me] = r
 			fi
@@ -968,7 +968,7 @@ proctype app(byte me)
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache/cache.c:cache_get:910-910 */
+			/* @code lib/cache/cache.c:cache_get:906-906 */
 			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov);
 			if
 			:: got == GET_FAILED -> got = NONE	/* mrcache_get() fails */
@@ -984,11 +984,11 @@ proctype app(byte me)
 		if
 		:: got == NONE		/* the get failed: nothing to put */
 		:: got != NONE && viaslot ->
-			/* @code lib/cache/cache.c:put_slot:1034-1036 */
+			/* @code lib/cache/cache.c:put_slot:1030-1032 */
 			slot_clear(me, got, won)
 		:: got != NONE && !viaslot -> region_unref(me, got, won)
 		fi;
-		/* @code lib/cache/cache.c:mrcache_put:1058-1061 */
+		/* @code lib/cache/cache.c:mrcache_put:1054-1057 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1014,14 +1014,14 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg;
 	bit won, ov;
-	/* @code lib/cache/cache.c:whole_cache_call:1156-1160 */
+	/* @code lib/cache/cache.c:whole_cache_call:1152-1156 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 && !HELD_BY_SLOT(r) ->
 		/* @code lib/cache/cache.c:flush_locked:1136-1137 */
-		/* @code lib/cache/cache.c:region_evictable:448-449 */
+		/* @code lib/cache/cache.c:region_evictable:444-445 */
 		region_kill(r, won)
 	:: true
 	fi;
@@ -1029,7 +1029,7 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache/cache.c:whole_cache_call:1156-1160 */
+	/* @code lib/cache/cache.c:whole_cache_call:1152-1156 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	/* No leaks: every region struct is free, or cached validly with no
