@@ -15,7 +15,7 @@
  *     32 of 32; control there: 0 of 32 without the references.
  *
  * Against an ABI-2 module (the original, to see it fail) the same rounds
- * run with ABI 2's handshake and SNAPSHOT flag (MRMON_TEST_ABI2=1).
+ * run with ABI 2's handshake (mon_open) and SNAPSHOT flag (MRMON_TEST_ABI=2).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -32,30 +32,6 @@
 #define ABI2_FEATURE_REVALIDATE (1ull << 3)
 
 static int abi2;
-
-static int open_any(struct mon *m)
-{
-	struct mrmon_setup su = { .nslots = 64, .nevents = 64 };
-	int rc;
-
-	memset(m, 0, sizeof(*m));
-	m->fd = open("/dev/mrmon", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (m->fd < 0)
-		return -errno;
-	m->hs.abi_version = abi2 ? 2 : MRMON_ABI_VERSION;
-	rc = mon_ioctl(m->fd, MRMON_IOC_HANDSHAKE, &m->hs);
-	if (!rc)
-		rc = mon_ioctl(m->fd, MRMON_IOC_SETUP, &su);
-	if (rc)
-		return rc;
-	m->map_size = su.map_size;
-	m->map = mmap(NULL, su.map_size, PROT_READ, MAP_SHARED, m->fd, 0);
-	if (m->map == MAP_FAILED)
-		return -errno;
-	m->hdr = m->map;
-	m->words = (const uint64_t *)((char *)m->map + m->hs.header_size);
-	return 0;
-}
 
 static int revalidate(struct mon *m, uint32_t slot, uint64_t *expected)
 {
@@ -118,7 +94,7 @@ static int rounds(int refs)
 	struct mon m;
 	struct mrmon_event ev[64];
 
-	CHECK_EQ(open_any(&m), 0);
+	CHECK_EQ(mon_open(&m, 64, 64), 0);
 	for (int i = 0; i < PIPES; i++) {
 		CHECK_EQ(pipe2(pipes[i], O_NONBLOCK), 0);
 		CHECK(fcntl(pipes[i][1], F_SETPIPE_SZ, 1 << 20) >= (1 << 20));
@@ -145,7 +121,7 @@ int main(void)
 	int status, with, without;
 	pid_t pid;
 
-	abi2 = getenv("MRMON_TEST_ABI2") != NULL;
+	abi2 = getenv("MRMON_TEST_ABI") && atoi(getenv("MRMON_TEST_ABI")) == 2;
 	if (access("/dev/mrmon", F_OK))
 		SKIP("/dev/mrmon missing");
 	if (!abi2) {
