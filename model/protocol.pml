@@ -115,6 +115,10 @@
  *                               a region a hit holds is deregistered
  *   MUTANT_SLOT_AFTER_CHECK     a hit checks the region, then publishes it
  *                               in its slot: reclaim in between is missed
+ *   MUTANT_LOST_FOREIGN_CLEAR   a failed hit whose slot a put by another
+ *                               thread cleared lets go of nothing: the hold
+ *                               that put meant stays in a slot for good
+ *                               (the leak test-cache-hazard-stress found)
  *  tolerated (must pass; docs/protocol.md says why)
  *   MUTANT_SLOT_REUSE_EARLY     an invalidation puts the slot back at once,
  *                               not when its event is read: the library
@@ -753,7 +757,7 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
  * Under cache->lock. */
 inline cache_register(r, s, e, ok, got)
 {
-	/* @code lib/cache/cache.c:cache_register:768-768 */
+	/* @code lib/cache/cache.c:cache_register:773-773 */
 	d_step {
 		r = 0;
 		do
@@ -765,26 +769,26 @@ inline cache_register(r, s, e, ok, got)
 #ifdef MUTANT_REG_BEFORE_WATCH
 	atomic { rstate[r] = R_PENDING; rpages[r] = mapped };	/* backend_reg() */
 #endif
-	/* @code lib/cache/cache.c:cache_register:772-772 */
+	/* @code lib/cache/cache.c:cache_register:765-765 */
 	/* @code lib/monitor/kernel.c:kernel_watch:246-250 */
 	mrmon_watch_one(r, s, e);
 	if
 	:: s == NONE ->
 		/* -ENOSPC: region_discard() with no watch; the get fails
 		 * (cache_get_slow gives up: not -ESTALE) */
-		/* @code lib/cache/cache.c:cache_register:773-775 */
+		/* @code lib/cache/cache.c:cache_register:778-780 */
 		d_step { rstate[r] = R_FREE; rpages[r] = 0; got = GET_FAILED; s = 0 }
 	:: else ->
 	/* kernel_watch() keeps what WATCH returned; the region enters the
 	 * index, pending (a hit there backs off) */
 	/* @code lib/monitor/kernel.c:kernel_watch:257-260 */
-	/* @code lib/cache/cache.c:cache_register:777-778 */
+	/* @code lib/cache/cache.c:cache_register:782-783 */
 	atomic {	/* not d_step: WATCH's retry loop breaks to here */
 		rslot[r] = s; rexp[r] = e; kgens[s] = e >> 1; kown[s] = r;
 		index = r
 	};
 #ifndef MUTANT_REG_BEFORE_WATCH
-	/* @code lib/cache/cache.c:cache_register:795-795 */
+	/* @code lib/cache/cache.c:cache_register:765-765 */
 	rpages[r] = mapped;		/* backend_reg() */
 #endif
 #ifdef MUTANT_NO_RECHECK
@@ -794,8 +798,8 @@ inline cache_register(r, s, e, ok, got)
 	/* region_intact(), the re-check, and the publish in one step: in
 	 * between, a hit backs off the pending region as it would a live one
 	 * whose word was cleared */
-	/* @code lib/cache/cache.c:cache_register:801-811 */
-	/* @code lib/cache/cache.c:cache_register:758-762 */
+	/* @code lib/cache/cache.c:cache_register:806-816 */
+	/* @code lib/cache/cache.c:cache_register:763-767 */
 	atomic {
 		if
 		:: word[s] == e -> GET_RETURNS(r); ok = 1; rstate[r] = R_LIVE; refs[r]++
@@ -823,12 +827,12 @@ inline cache_register(r, s, e, ok, got)
  * else cache_register(), again on -ESTALE. */
 inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov)
 {
-	/* @code lib/cache/cache.c:cache_get_slow:848-849 */
+	/* @code lib/cache/cache.c:cache_get_slow:853-854 */
 	cache_lock(me);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	do
 	:: got == NONE ->
-		/* @code lib/cache/cache.c:cache_get_slow:853-859 */
+		/* @code lib/cache/cache.c:cache_get_slow:858-864 */
 		atomic {
 			r = index;	/* mrc_index_lookup(): writers hold the lock */
 			ok = (r != NONE && word[rslot[r]] == rexp[r]);	/* region_intact() */
@@ -839,32 +843,76 @@ inline cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov)
 		};
 		if
 		:: ok ->
-			/* @code lib/cache/cache.c:cache_get_slow:861-867 */
+			/* @code lib/cache/cache.c:cache_get_slow:866-872 */
 			atomic { refs[r]++; got = r }
 		:: !ok && r != NONE ->
-			/* @code lib/cache/cache.c:cache_get_slow:855-858 */
+			/* @code lib/cache/cache.c:cache_get_slow:860-863 */
 			region_kill(r, won);
-			/* @code lib/cache/cache.c:cache_get_slow:869-869 */
+			/* @code lib/cache/cache.c:cache_get_slow:874-874 */
 			cache_register(r, s, e, ok, got)
 		:: !ok && r == NONE ->
-			/* @code lib/cache/cache.c:cache_get_slow:869-869 */
+			/* @code lib/cache/cache.c:cache_get_slow:874-874 */
 			cache_register(r, s, e, ok, got)
 		fi
 	:: else -> break
 	od;
-	/* @code lib/cache/cache.c:cache_get_slow:869-869 */
+	/* @code lib/cache/cache.c:cache_get_slow:874-874 */
 	cache_unlock(me)
 }
 
-/* slot_clear(): clear this thread's slot, then (a step of its own) read
- * the region's word: DEAD with no reference means a reclaim may have left
- * it to this thread, which then takes cache->lock and tries
- * region_reclaim(). */
-inline slot_clear(me, r, won)
+/* slot_clear(): clear this thread's slot if it still holds r (a
+ * compare-and-swap: a put by another thread may have cleared it, taking it
+ * for a hold), then (a step of its own) read the region's word: DEAD with
+ * no reference means a reclaim may have left it to this thread, which then
+ * takes cache->lock and tries region_reclaim().  cl: the slot held r. */
+inline slot_clear(me, r, won, cl)
 {
 	/* @code lib/cache/cache.c:slot_clear:321-323 */
-	hslot[me] = NONE;
-	/* @code lib/cache/cache.c:slot_clear:324-325 */
+	atomic {
+		cl = (hslot[me] == r);
+		if
+		:: cl -> hslot[me] = NONE
+		:: else
+		fi
+	};
+	if
+	:: cl ->
+		/* @code lib/cache/cache.c:slot_clear:324-325 */
+		won = (rstate[r] == R_DEAD && refs[r] == 0);
+		if
+		:: won ->
+			/* @code lib/cache/cache.c:region_release_dead:307-309 */
+			cache_lock(me);
+			region_reclaim(r, won);
+			cache_unlock(me)
+		:: else
+		fi
+	:: else
+	fi;
+	won = 0
+}
+
+/* region_unref() as a put calls it, with its slow path: drop a reference
+ * if there is one; with none, mrc_threads_clear_any() clears a slot of any
+ * thread that holds r (the put of a region another thread got).  Holds are
+ * interchangeable: what matters is that each put removes one and that
+ * every hit's slot or reference stands for one.  The C code scans the
+ * blocks in order, a load and a compare-and-swap per slot, so any slot
+ * holding r may be the one it clears: the model picks.  With neither, the
+ * put is of a region nobody holds (-EINVAL): the protocol must never get
+ * there. */
+inline unref_any(me, r, won)
+{
+	/* @code lib/cache/cache.c:region_unref:350-357 */
+	/* @code lib/cache/cache.c:region_unref_slow:335-337 */
+	atomic {
+		if
+		:: refs[r] > 0 -> refs[r]--
+		:: refs[r] == 0 && hslot[0] == r -> hslot[0] = NONE
+		:: refs[r] == 0 && hslot[NT - 1] == r -> hslot[NT - 1] = NONE
+		:: else -> assert(false)	/* a put of a region nobody holds */
+		fi
+	};
 	won = (rstate[r] == R_DEAD && refs[r] == 0);
 	if
 	:: won ->
@@ -881,16 +929,20 @@ inline slot_clear(me, r, won)
 proctype app(byte me)
 {
 	byte n, r, old, got, s, e, w, ev, ec, es, eg;
-	bit ok, won, ov, good, viaslot;
+	bit ok, won, ov, good, viaslot, cl;
 	for (n : 1 .. (me == 0 -> NGET0 : NGET1)) {
 		/* mrcache_get() -> cache_hit(): mrc_index_lookup(), lock
 		 * free, may be stale */
-		/* @code lib/cache/cache.c:cache_get:904-904 */
-		/* @code lib/cache/cache.c:cache_hit:632-634 */
+		/* @code lib/cache/cache.c:cache_get:909-909 */
+		/* @code lib/cache/cache.c:cache_hit:637-639 */
 		got = NONE;
 		r = index;
 		if
-		:: r != NONE ->
+		/* A thread's one slot here may still hold a region it handed
+		 * to another thread to put: then this get misses (the C code
+		 * would publish in another of its six slots, or take a
+		 * reference in try_hit_ref). */
+		:: r != NONE && hslot[me] == NONE ->
 #ifdef MUTANT_EARLY_WORD_CHECK
 			atomic { s = rslot[r]; e = rexp[r] };
 			ok = (s != NONE && word[s] == e);
@@ -909,7 +961,7 @@ proctype app(byte me)
 			/* @code lib/cache/cache.c:slot_publish:593-596 */
 			hslot[me] = r;
 #endif
-			/* @code lib/cache/cache.c:try_hit:620-620 */
+			/* @code lib/cache/cache.c:try_hit:616-616 */
 			old = rstate[r];
 			if
 			:: old == R_LIVE ->
@@ -945,8 +997,22 @@ proctype app(byte me)
 #endif
 			if
 			:: got == NONE ->
-				/* @code lib/cache/cache.c:try_hit:621-621 */
-				slot_clear(me, r, won)
+				/* @code lib/cache/cache.c:try_hit:625-625 */
+				slot_clear(me, r, won, cl);
+				/* A put by another thread cleared the slot:
+				 * the hold it meant is still held somewhere,
+				 * and this thread releases it
+				 * (MUTANT_LOST_FOREIGN_CLEAR: it does not, and
+				 * that slot or reference is never let go). */
+#ifndef MUTANT_LOST_FOREIGN_CLEAR
+				if
+				:: !cl ->
+					/* @code lib/cache/cache.c:try_hit:626-626 */
+					unref_any(me, r, won)
+				:: else
+				fi;
+#endif
+				cl = 0
 			:: else ->
 				/* HELD: the region a hit returns is not reclaimed */
 				d_step {
@@ -968,7 +1034,7 @@ proctype app(byte me)
 		d_step { old = 0; e = 0; w = 0; good = 0; ok = 0 };
 		if
 		:: got == NONE ->
-			/* @code lib/cache/cache.c:cache_get:906-906 */
+			/* @code lib/cache/cache.c:cache_get:911-911 */
 			cache_get_slow(me, got, r, s, e, ok, won, ev, ec, es, eg, ov);
 			if
 			:: got == GET_FAILED -> got = NONE	/* mrcache_get() fails */
@@ -979,16 +1045,31 @@ proctype app(byte me)
 		/* the application uses got, then mrcache_put(): region_unref(),
 		 * then drain if events_waiting() and the lock is free */
 		d_step { r = 0; old = 0; s = 0; e = 0; ok = 0 };
-		/* @code lib/cache/cache.c:mrcache_put:1056-1056 */
+		/* @code lib/cache/cache.c:mrcache_put:1057-1057 */
 		gheld[me] = NONE;
 		if
 		:: got == NONE		/* the get failed: nothing to put */
 		:: got != NONE && viaslot ->
-			/* @code lib/cache/cache.c:put_slot:1030-1032 */
-			slot_clear(me, got, won)
-		:: got != NONE && !viaslot -> region_unref(me, got, won)
+			/* @code lib/cache/cache.c:put_slot:1035-1037 */
+			slot_clear(me, got, won, cl);
+			if
+			:: !cl ->
+				/* @code lib/cache/cache.c:mrcache_put:1057-1057 */
+				unref_any(me, got, won)
+			:: else
+			fi;
+			cl = 0
+		:: got != NONE && !viaslot ->
+			/* @code lib/cache/cache.c:mrcache_put:1057-1057 */
+			unref_any(me, got, won)
+		:: got != NONE ->
+			/* handed to another thread, which puts it: no slot of
+			 * that thread's holds it (or one holds it only for a
+			 * hit in flight, which unref_any may pick) */
+			/* @code lib/cache/cache.c:mrcache_put:1057-1057 */
+			unref_any(me, got, won)
 		fi;
-		/* @code lib/cache/cache.c:mrcache_put:1054-1057 */
+		/* @code lib/cache/cache.c:mrcache_put:1059-1062 */
 		atomic {
 			ok = ((qlen > 0 || overflow) && lock == NONE);
 			if
@@ -1014,13 +1095,13 @@ proctype reclaimer()
 {
 	byte r, ev, ec, es, eg;
 	bit won, ov;
-	/* @code lib/cache/cache.c:whole_cache_call:1152-1156 */
+	/* @code lib/cache/cache.c:whole_cache_call:1157-1161 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	r = index;
 	if
 	:: r != NONE && rstate[r] == R_LIVE && refs[r] == 0 && !HELD_BY_SLOT(r) ->
-		/* @code lib/cache/cache.c:flush_locked:1136-1137 */
+		/* @code lib/cache/cache.c:flush_locked:1141-1142 */
 		/* @code lib/cache/cache.c:region_evictable:444-445 */
 		region_kill(r, won)
 	:: true
@@ -1029,7 +1110,7 @@ proctype reclaimer()
 	r = 0;
 
 	done == NDONE;
-	/* @code lib/cache/cache.c:whole_cache_call:1152-1156 */
+	/* @code lib/cache/cache.c:whole_cache_call:1157-1161 */
 	cache_lock(NT);
 	kernel_drain(ev, ec, es, eg, ov, r, won);
 	/* No leaks: every region struct is free, or cached validly with no

@@ -76,6 +76,7 @@ checks=(
 	"mutant-early-word-check	safety	violation	-DMUTANT_EARLY_WORD_CHECK"
 	"mutant-reclaim-misses-slot	safety	violation	-DMUTANT_RECLAIM_MISSES_SLOT"
 	"mutant-slot-after-check	safety	violation	-DMUTANT_SLOT_AFTER_CHECK"
+	"mutant-lost-foreign-clear	safety	violation	-DMUTANT_LOST_FOREIGN_CLEAR"
 	"mutant-overflow-lost	ltl-only	violation	-DMUTANT_OVERFLOW_LOST"
 	"mutant-overflow-lost-end	safety	violation	-DMUTANT_OVERFLOW_LOST"
 	"mutant-same-generation	safety		violation	-DMUTANT_SAME_GENERATION"

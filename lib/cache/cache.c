@@ -618,7 +618,12 @@ static int try_hit(struct mrcache *c, struct mrcache_region *r, uintptr_t start,
 		count_hit(c, t, rstart, rend, start, end);
 		return 1;
 	}
-	slot_clear(c, slot, r);
+	/* A put of r by another thread (mrc_threads_clear_any) may have
+	 * cleared this slot, taking it for a hold: a hold it should have
+	 * released still sits in some slot or in the count.  Release it now,
+	 * or it stays there and r is never reclaimed. */
+	if (!slot_clear(c, slot, r))
+		region_unref(c, r);
 	return 0;
 }
 
