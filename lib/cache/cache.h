@@ -17,11 +17,11 @@
 
 /* Most regions whose unwatches one reclaim_flush() hands the monitor. */
 #define MRC_RECLAIM_BATCH 64
-/* Hits publish in hazard slots (1) or take a reference (0).  Off until the
- * leak test-cache-hazard-stress finds with them is fixed: about 1 run in
- * 50 on the host ends with a dead region no slot or count holds and that
- * nothing reclaimed (docs/limitations.md). */
-#define MRC_HAZARD_SLOTS 0
+/* Hits publish in hazard slots (1) or take a reference (0): a build
+ * option for measuring the difference (docs/benchmarks.md). */
+#ifndef MRC_HAZARD_SLOTS
+#define MRC_HAZARD_SLOTS 1
+#endif
 
 /* The distinct keyed backend flag sets one cache tells apart: a region
  * keeps its set's index (class) in end_access bits 4..11, class 0 being
