@@ -66,3 +66,11 @@ guest-soak: guest-tests kmod
 	  --kernel $(GUEST_KERNEL) --kmod $(KMOD_OUT) \
 	  --results $(GUEST_OUT)/soak-results.txt --suites "$(abspath tests/guest/soak.sh)" \
 	  --mem $(GUEST_MEM) --timeout $(GUEST_TIMEOUT)
+
+# The kernel-log check's filter of expected reports, and its control, on the
+# host (tests/guest/kernel-reports-test.sh; a second).
+CHECK_SUITES += check-kernel-reports
+.PHONY: check-kernel-reports
+check-kernel-reports:
+	@out=$$(bash tests/guest/kernel-reports-test.sh); rc=$$?; \
+	  printf '%s\n' "$$out" >>$(RESULTS); printf '%s\n' "$$out" | grep -v '^PASS'; exit $$rc

@@ -164,6 +164,15 @@ static inline int priv_memcg_enter(const char *dir)
 	return priv_write(path, "0\n");
 }
 
+/* Writes `value` to the file `name` of the cgroup `dir`. */
+static inline int priv_write_in(const char *dir, const char *name, const char *value)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return priv_write(path, value);
+}
+
 /* memory.current of `dir`, in bytes, or -1. */
 static inline long priv_memcg_current(const char *dir)
 {

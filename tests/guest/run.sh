@@ -15,8 +15,9 @@
 # suites write "guest..."; the prefix is added here, so one results file
 # holds several kernels and module builds).
 # Fails on any failed test, a missing guest verdict, or a report in the
-# guest's kernel log (kernel_reports below: WARNING/BUG/Oops, lockdep,
-# KASAN, KCSAN, UBSAN, the lockup and hung-task detectors, RCU stalls).
+# guest's kernel log (tests/guest/kernel-reports.sh: WARNING/BUG/Oops,
+# lockdep, KASAN, KCSAN, UBSAN, the lockup and hung-task detectors, RCU
+# stalls; an OOM kill's report only where a test brackets it as expected).
 # --expect-reports is the control of that check (tests/guest/control/):
 # the suite brackets each deliberate report with a kmsg line
 # "mrcache-control: begin NAME", and each NAME's section of the log alone
@@ -155,17 +156,11 @@ if [ ! -f "$out/res/guest.rc" ]; then
 	echo "FAIL $suite/boot" >>"$results"
 	status=1
 fi
-# The guest kernel's own verdict on what the tests did to it: the first
-# line of every report the kernel's checkers print.  "BUG:" covers KASAN
-# ("BUG: KASAN: slab-out-of-bounds"), KCSAN ("BUG: KCSAN: data-race"),
-# DEBUG_ATOMIC_SLEEP ("BUG: sleeping function called from invalid
-# context"), the soft-lockup ("watchdog: BUG: soft lockup") and workqueue
-# detectors; "WARNING:" covers lockdep ("WARNING: possible circular
-# locking dependency detected", "... recursive locking ...", "...
-# inconsistent lock state", "... suspicious RCU usage") and WARN_ON.  The
-# hard-lockup and hung-task detectors and RCU stalls say neither.
-pat='WARNING:|BUG:|BUG at|Oops|KASAN|KCSAN|UBSAN|general protection|Call Trace|hard LOCKUP|INFO: task .* blocked for more than|detected stall|turning off the locking correctness validator|Kernel panic'
-kernel_reports() { grep -aE "$pat" "$@"; }
+# The guest kernel's own verdict on what the tests did to it: the lines of
+# every report the kernel's checkers print, minus the ones a test brackets
+# as expected (an OOM kill's stack: tests/guest/kernel-reports.sh says
+# which and how; kernel-reports-test.sh is its control).
+kernel_reports() { bash "$src/tests/guest/kernel-reports.sh" "$@"; }
 if [ -n "$expect" ]; then
 	for name in $expect; do
 		if [ -f "$out/res/dmesg.txt" ] &&
