@@ -2,7 +2,8 @@
 /*
  * mrmon_test.h - helpers for the module's guest tests: open, handshake,
  * setup and map /dev/mrmon; watch and unwatch one range; read
- * events.  Functions return 0 or -errno, like the library.
+ * events; run a check as uid 65534.  Functions return 0 or -errno, like
+ * the library.
  */
 #ifndef MRMON_TEST_H
 #define MRMON_TEST_H
@@ -14,8 +15,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uapi/linux/mrmon.h>
+#include "mrmon_priv.h"
 #include "testutil.h"
 
 #define PAGE 4096ul
@@ -138,6 +141,45 @@ static inline void *mon_map_anon(size_t len)
 		return NULL;
 	memset(p, 1, len);
 	return p;
+}
+
+/*
+ * Forks a process that first becomes uid 65534 (no groups, no
+ * capabilities: mrmon_priv.h's priv_become()), keeping the limits it
+ * inherits, then exits with child(arg), its own verdict (2 if it could
+ * not become uid 65534).  The finding tests of issue 24 run their
+ * attacker this way.  Returns the pid, or -errno.
+ */
+static inline pid_t mon_spawn_as_nobody(int (*child)(void *arg), void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		test_failures = 0;
+		if (priv_become(PRIV_NOBODY))
+			_exit(2);
+		_exit(child(arg));
+	}
+	return pid;
+}
+
+/* Waits for a child: its exit status, or -1 if it did not exit normally. */
+static inline int mon_child_status(pid_t pid)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* child(arg) as uid 65534 (mon_spawn_as_nobody()), waited for: its exit
+ * status (0: passed), or -1. */
+static inline int mon_run_as_nobody(int (*child)(void *arg), void *arg)
+{
+	return mon_child_status(mon_spawn_as_nobody(child, arg));
 }
 
 #endif

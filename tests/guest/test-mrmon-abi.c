@@ -153,13 +153,12 @@ static int foreign_child(void)
 
 static void check_foreign(void)
 {
-	int status;
 	pid_t pid = fork();
 
 	if (pid == 0)
 		_exit(foreign_child());
-	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(pid > 0);
+	CHECK_EQ(mon_child_status(pid), 0);
 }
 
 static int setup_with(size_t off, uint64_t val, size_t width)

@@ -57,18 +57,27 @@ static void *bystander_run(void *arg)
 	return NULL;
 }
 
-/* The attacker: maps the file MAPS times, watches (or not), says ready on
- * `ready`, waits for `go` to close. */
-static int attacker(const char *path, int watch, int ready, int go)
+struct attacker_arg {
+	const char *path;
+	int watch;
+	int ready[2], go[2];	/* pipes: the attacker writes ready, reads go */
+};
+
+/* The attacker, uid 65534: maps the file MAPS times, watches (or not),
+ * says ready on `ready`, waits for `go` to close. */
+static int attacker(void *arg)
 {
+	const struct attacker_arg *a = arg;
+	const char *path = a->path;
+	int watch = a->watch, ready = a->ready[1], go = a->go[0];
 	static struct mrmon_range r[1024];
 	uintptr_t lo = ~0ul, hi = 0;
 	struct mon m;
 	int fd, n = 0, rc = 0;
 	char c = 0;
 
-	if (priv_become(PRIV_NOBODY))
-		return 2;
+	close(a->ready[0]);
+	close(a->go[1]);	/* so that the parent's close is an end of file */
 	fd = open(path, O_RDONLY);
 	CHECK(fd >= 0);
 	for (int i = 0; i < MAPS; i++) {
@@ -105,7 +114,7 @@ static int attacker(const char *path, int watch, int ready, int go)
  * pageout and truncate timed, the bystander's worst mmap. */
 static void run(const char *path, int watch, double t[3])
 {
-	int ready[2], go[2], status;
+	struct attacker_arg a = { .path = path, .watch = watch };
 	struct bystander b = { .path = path };
 	pthread_t th;
 	char c, *mine;
@@ -119,17 +128,13 @@ static void run(const char *path, int watch, double t[3])
 	mine = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	CHECK(mine != MAP_FAILED);
 	mine[0] = 1;
-	CHECK_EQ(pipe(ready), 0);
-	CHECK_EQ(pipe(go), 0);
-	pid = fork();
-	if (pid == 0) {
-		close(ready[0]);
-		close(go[1]);
-		_exit(attacker(path, watch, ready[1], go[0]));
-	}
-	close(ready[1]);
-	close(go[0]);
-	CHECK(read(ready[0], &c, 1) == 1);
+	CHECK_EQ(pipe(a.ready), 0);
+	CHECK_EQ(pipe(a.go), 0);
+	pid = mon_spawn_as_nobody(attacker, &a);
+	CHECK(pid > 0);
+	close(a.ready[1]);
+	close(a.go[0]);
+	CHECK(read(a.ready[0], &c, 1) == 1);
 	CHECK_EQ(pthread_create(&th, NULL, bystander_run, &b), 0);
 	usleep(20000);
 	t[0] = priv_now();
@@ -142,10 +147,9 @@ static void run(const char *path, int watch, double t[3])
 	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	t[2] = b.worst;
-	close(go[1]);
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(ready[0]);
+	close(a.go[1]);
+	CHECK_EQ(mon_child_status(pid), 0);
+	close(a.ready[0]);
 	munmap(mine, PAGE);
 	close(fd);
 }

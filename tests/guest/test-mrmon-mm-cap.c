@@ -61,7 +61,6 @@ int main(void)
 	char old[32] = "";
 	char *p;
 	FILE *f;
-	int status;
 	pid_t pid;
 
 	if (access("/dev/mrmon", F_OK))
@@ -88,8 +87,8 @@ int main(void)
 			in_one_mm(p);
 			_exit(test_result());
 		}
-		CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		CHECK(pid > 0);
+		CHECK_EQ(mon_child_status(pid), 0);
 		mon_close(&m);
 	}
 	CHECK_EQ(priv_write(PARAM, old), 0);

@@ -112,14 +112,25 @@ static int rounds(int refs)
 	return n;
 }
 
+/* As uid 65534: the rounds with and without the references. */
+static int oracle_rounds(void *arg)
+{
+	int with = rounds(REFS), without = rounds(0);
+
+	printf("uid %d: re-armed %d of %d rounds with %d vmsplice references, "
+	       "%d of %d without (ABI %d)\n", (int)getuid(), with, ROUNDS, REFS,
+	       without, ROUNDS, abi2 ? 2 : MRMON_ABI_VERSION);
+	CHECK_EQ(with, 0);
+	CHECK_EQ(without, 0);
+	return test_result();
+}
+
 int main(void)
 {
 	struct mrmon_range r = { 0 };
 	struct mrmon_batch b = { .entries = (uintptr_t)&r, .count = 1 };
 	struct mon m;
 	char *p;
-	int status, with, without;
-	pid_t pid;
 
 	abi2 = getenv("MRMON_TEST_ABI") && atoi(getenv("MRMON_TEST_ABI")) == 2;
 	if (access("/dev/mrmon", F_OK))
@@ -134,22 +145,6 @@ int main(void)
 		mon_close(&m);
 	}
 
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		if (priv_become(PRIV_NOBODY))
-			_exit(2);
-		with = rounds(REFS);
-		without = rounds(0);
-		printf("uid %d: re-armed %d of %d rounds with %d vmsplice references, "
-		       "%d of %d without (ABI %d)\n", (int)getuid(), with, ROUNDS, REFS,
-		       without, ROUNDS, abi2 ? 2 : MRMON_ABI_VERSION);
-		CHECK_EQ(with, 0);
-		CHECK_EQ(without, 0);
-		_exit(test_result());
-	}
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status));
-	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK_EQ(mon_run_as_nobody(oracle_rounds, NULL), 0);
 	return test_result();
 }

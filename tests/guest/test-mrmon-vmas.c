@@ -18,7 +18,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include "mrmon_priv.h"
 #include "mrmon_test.h"
 
@@ -46,7 +45,7 @@ static double dontneed(char *p)
 	return priv_now() - t0;
 }
 
-static int child(void)
+static int child(void *arg)
 {
 	static struct mrmon_range r[1024];
 	static uint32_t slot[MAX_WATCHES];
@@ -93,20 +92,9 @@ static int child(void)
 
 int main(void)
 {
-	int status;
-	pid_t pid;
-
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (access("/dev/mrmon", F_OK))
 		SKIP("/dev/mrmon missing");
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		if (priv_become(PRIV_NOBODY))
-			_exit(2);
-		_exit(child());
-	}
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(mon_run_as_nobody(child, NULL), 0);
 	return test_result();
 }

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include "mrmon_priv.h"
 #include "mrmon_test.h"
 
@@ -22,7 +21,7 @@ static int splice_page(int fd, const void *p)
 	return vmsplice(fd, &iov, 1, 0) < 0 ? -errno : 0;
 }
 
-static int child(void)
+static int child(void *arg)
 {
 	char *plain = mon_map_anon(PAGE);
 	struct mon m;
@@ -48,19 +47,8 @@ static int child(void)
 
 int main(void)
 {
-	int status;
-	pid_t pid;
-
 	if (access("/dev/mrmon", F_OK))
 		SKIP("/dev/mrmon missing");
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		if (priv_become(PRIV_NOBODY))
-			_exit(2);
-		_exit(child());
-	}
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(mon_run_as_nobody(child, NULL), 0);
 	return test_result();
 }
