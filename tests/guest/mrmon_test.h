@@ -143,6 +143,28 @@ static inline void *mon_map_anon(size_t len)
 	return p;
 }
 
+#define MON_HUGE (2ul << 20)
+
+/*
+ * `len` bytes of anonymous memory starting on a 2 MiB boundary, marked
+ * MADV_HUGEPAGE (so a THP backs each whole 2 MiB window where the kernel
+ * can) and filled with `fill`.  *raw gets the mapping to munmap(), `len`
+ * plus 2 MiB long.  NULL if mmap failed.
+ */
+static inline char *mon_map_window(size_t len, int fill, char **raw)
+{
+	char *p;
+
+	*raw = mmap(NULL, len + MON_HUGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*raw == MAP_FAILED)
+		return NULL;
+	p = (char *)(((uintptr_t)*raw + MON_HUGE - 1) & ~(MON_HUGE - 1));
+	madvise(p, len, MADV_HUGEPAGE);
+	memset(p, fill, len);
+	return p;
+}
+
 /*
  * Forks a process that first becomes uid 65534 (no groups, no
  * capabilities: mrmon_priv.h's priv_become()), keeping the limits it

@@ -74,16 +74,9 @@ static long huge_kb(const void *p)
 /* A 2 MiB-aligned, THP-backed, touched range. */
 static char *range_map(void)
 {
-	char *raw = mmap(NULL, RANGE + HUGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *p;
+	char *raw;
 
-	if (raw == MAP_FAILED)
-		return NULL;
-	p = (char *)(((uintptr_t)raw + HUGE - 1) & ~(HUGE - 1));
-	madvise(p, RANGE, MADV_HUGEPAGE);
-	memset(p, 1, RANGE);
-	return p;
+	return mon_map_window(RANGE, 1, &raw);
 }
 
 /* Fills descriptors with watches of the range until the module refuses;

@@ -51,13 +51,10 @@ static void run(int pinned)
 	long stale = 0;
 	int n = 0;
 
-	raw = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(raw != MAP_FAILED);
-	if (raw == MAP_FAILED)
+	p = mon_map_window(len, 5, &raw);
+	CHECK(p != NULL);
+	if (!p)
 		return;
-	p = (char *)(((uintptr_t)raw + HUGE - 1) & ~(HUGE - 1));
-	madvise(p, len, MADV_HUGEPAGE);
-	memset(p, 5, len);
 	huge_kb = anon_huge_kb();
 	CHECK_EQ(mon_open(&m, REGIONS, 16384), 0);
 	for (int i = 0; i < REGIONS; i++)

@@ -314,14 +314,10 @@ static void split(struct peer *p)
 	static struct handle h[SPLIT_N];
 	static struct iovec iov[SPLIT_N];
 	size_t len = SPLIT_N * PAGE;
-	char *raw = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *area = (char *)(((uintptr_t)raw + HUGE - 1) & ~(HUGE - 1));
+	char *raw, *area = mon_map_window(len, 5, &raw);
 	struct io_uring ring;
 	int invalid = 0, rearmed = -1;
 
-	madvise(area, len, MADV_HUGEPAGE);
-	memset(area, 5, len);
 	for (int i = 0; i < SPLIT_N; i++) {
 		iov[i] = (struct iovec){ area + i * PAGE, PAGE };
 		p->watch(p, area + i * PAGE, PAGE, &h[i]);
