@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "oracle.h"
 #include "testutil.h"
 
@@ -46,7 +47,7 @@ int main(void)
 	struct mrcache *c;
 	struct oracle o;
 	char *raw, *p;
-	uint64_t before;
+	uint64_t before, split;
 	int rc;
 
 	if (oracle_init(&o, 1, LEN))
@@ -64,11 +65,15 @@ int main(void)
 	CHECK_EQ(get_check(&o, c, p + WINDOW / 4), ORACLE_FRESH);
 	before = registrations(c);
 
-	/* The split: CLEAR over [p, p + 2 MiB), no page of either range moves. */
+	/* The split: CLEAR over [p, p + 2 MiB), no page of either range moves.
+	 * Without transparent huge pages (PREEMPT_RT) a VMA split sends no
+	 * CLEAR (vma_adjust_trans_huge() is a stub): nothing to re-register.
+	 */
+	split = access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0 ? 2 : 0;
 	CHECK_EQ(mprotect(p + WINDOW / 2, 4096, PROT_READ), 0);
 	CHECK_EQ(get_check(&o, c, p), ORACLE_FRESH);
 	CHECK_EQ(get_check(&o, c, p + WINDOW / 4), ORACLE_FRESH);
-	CHECK_EQ(registrations(c), before + 2);
+	CHECK_EQ(registrations(c), before + split);
 	printf("mprotect split in the window: %llu registrations (before: %llu)\n",
 	       (unsigned long long)registrations(c), (unsigned long long)before);
 
@@ -76,7 +81,7 @@ int main(void)
 	CHECK_EQ(madvise(p, LEN, MADV_DONTNEED), 0);
 	memset(p, 2, LEN);
 	CHECK_EQ(get_check(&o, c, p), ORACLE_FRESH);
-	CHECK_EQ(registrations(c), before + 3);
+	CHECK_EQ(registrations(c), before + split + 1);
 	printf("MADV_DONTNEED + write: %llu registrations (before: %llu)\n",
 	       (unsigned long long)registrations(c), (unsigned long long)before);
 
