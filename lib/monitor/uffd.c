@@ -506,10 +506,35 @@ static int register_range(uintptr_t start, uintptr_t end)
 	return -EINVAL;
 }
 
+/*
+ * An application thread holds spans_lock with every signal blocked.  A
+ * signal handler that unmaps watched memory waits in the kernel until the
+ * handler thread reads the event; if its thread held spans_lock and the
+ * handler thread was waiting for that lock to report an earlier event
+ * (another thread's), neither could go on (issue 25 item 7: hung under
+ * 50-200 us timers in tests/test-stale-threads, "signal").  Two
+ * pthread_sigmask calls per watch and unwatch, beside their ioctls.
+ */
+static void spans_lock_app(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	pthread_mutex_lock(&state.spans_lock);
+}
+
+static void spans_unlock_app(const sigset_t *old)
+{
+	pthread_mutex_unlock(&state.spans_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 		      uint64_t cookie, struct mrc_watch *w)
 {
 	struct uffd_span *s = malloc(sizeof(*s));
+	sigset_t old;
 	uint64_t gen;
 	int rc;
 
@@ -525,10 +550,10 @@ static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 	w->token = 0;
 	__atomic_store_n(&w->local, w->expected, __ATOMIC_SEQ_CST);
 
-	pthread_mutex_lock(&state.spans_lock);
+	spans_lock_app(&old);
 	rc = register_range(start, end);
 	if (rc) {
-		pthread_mutex_unlock(&state.spans_lock);
+		spans_unlock_app(&old);
 		free(s);
 		/* EINVAL: a mapping userfaultfd cannot watch (SysV shm,
 		 * file-backed, VM_PFNMAP...); EBUSY: another userfaultfd has
@@ -551,7 +576,7 @@ static int uffd_watch(struct mrc_monitor *mon, uintptr_t start, uintptr_t end,
 	s->unmapped = 0;
 	mrc_itree_insert(&state.spans, &s->node);
 	w->token = (uint64_t)(uintptr_t)s;
-	pthread_mutex_unlock(&state.spans_lock);
+	spans_unlock_app(&old);
 	return 0;
 }
 
@@ -636,18 +661,22 @@ static void span_remove(struct mrc_watch *w)
 
 static void uffd_unwatch(struct mrc_monitor *mon, struct mrc_watch *w)
 {
-	pthread_mutex_lock(&state.spans_lock);
+	sigset_t old;
+
+	spans_lock_app(&old);
 	span_remove(w);
-	pthread_mutex_unlock(&state.spans_lock);
+	spans_unlock_app(&old);
 }
 
 /* Reclaim's batches: the lock once for all. */
 static void uffd_unwatch_many(struct mrc_monitor *mon, struct mrc_watch *const *w, unsigned n)
 {
-	pthread_mutex_lock(&state.spans_lock);
+	sigset_t old;
+
+	spans_lock_app(&old);
 	for (unsigned i = 0; i < n; i++)
 		span_remove(w[i]);
-	pthread_mutex_unlock(&state.spans_lock);
+	spans_unlock_app(&old);
 }
 
 const struct mrc_monitor_ops mrc_monitor_uffd_ops = {
