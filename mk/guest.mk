@@ -45,7 +45,7 @@ check-guest: lib tests tools guest-tests kmod $(GUEST_DEPS)
 # test-kernel-eintr (2 minutes under emulation) checks the library's retry,
 # which no kernel version changes.
 GUEST_6_12_SUITES := tests/guest/suites/10-mrmon.sh tests/guest/suites/50-library.sh
-GUEST_6_12_ENV    := GUEST_LIB_TESTS=kernel,guarantee GUEST_LIB_SKIP=kernel-eintr
+GUEST_6_12_ENV    := GUEST_LIB_TESTS=kernel,guarantee,stale-threads GUEST_LIB_SKIP=kernel-eintr
 .PHONY: check-guest-6.12
 check-guest-6.12:
 	@$(MAKE) --no-print-directory check-guest GUEST_KERNEL=6.12 GUEST_SUITES="$(GUEST_6_12_SUITES)" \
