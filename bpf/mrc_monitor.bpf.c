@@ -661,17 +661,35 @@ static __always_inline __u64 folio_pages(struct folio *folio)
 	return nr ? nr : 512;
 }
 
+extern int LINUX_KERNEL_VERSION __kconfig;
+
+/* Before Linux 6.7 a hugetlb folio's index counted huge pages, not base
+ * pages: read as base pages, deleting the second 2 MiB page of a file
+ * invalidated [4 KiB, 2 MiB + 4 KiB) (issue 25 item 3). */
+static __always_inline int index_in_huge_pages(struct address_space *as)
+{
+	struct super_block *sb;
+
+	if (LINUX_KERNEL_VERSION >= ((6 << 16) | (7 << 8)))
+		return 0;
+	sb = BPF_CORE_READ(as, host, i_sb);
+	return sb && BPF_CORE_READ(sb, s_magic) == HUGETLBFS_MAGIC_;
+}
+
 SEC("tp_btf/mm_filemap_delete_from_page_cache")
 int BPF_PROG(mrc_filemap_delete, struct folio *folio)
 {
-	__u64 map, index;
+	struct address_space *as;
+	__u64 index, nr;
 
 	if (!ctl.file_slots)
 		return 0;
-	map = (__u64)BPF_CORE_READ(folio, mapping);
+	as = BPF_CORE_READ(folio, mapping);
 	index = BPF_CORE_READ(folio, index);
-	invalidate(map, index * PAGE_SIZE_, (index + folio_pages(folio)) * PAGE_SIZE_,
-		   CAUSE_DISCARD);
+	nr = folio_pages(folio);
+	if (index_in_huge_pages(as))
+		index *= nr;
+	invalidate((__u64)as, index * PAGE_SIZE_, (index + nr) * PAGE_SIZE_, CAUSE_DISCARD);
 	return 0;
 }
 
