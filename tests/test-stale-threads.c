@@ -459,20 +459,16 @@ static int child(enum mrcache_monitor_kind m)
 
 static int run_monitor(enum mrcache_monitor_kind m)
 {
-	int status = 0;
+	int status;
 	pid_t pid;
 
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
 		_exit(child(m));
-	for (int t = 0; t < CHILD_TIMEOUT_S * 10; t++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-		usleep(100000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	status = test_wait_child(pid, CHILD_TIMEOUT_S);
+	if (status >= 0)
+		return status;
 	printf("  %-5s FAIL: no progress in %d s (deadlocked?)\n", mrcache_monitor_name(m),
 	       CHILD_TIMEOUT_S);
 	return 1;

@@ -9,8 +9,14 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 extern int test_failures;
+
+/* Wait up to timeout_s for the child pid: its exit code (1 if a signal
+ * ended it), or -1 if it was still running, after killing and reaping it
+ * (a child that hangs is a failure the caller names). */
+int test_wait_child(pid_t pid, int timeout_s);
 
 #define CHECK(cond) do {						\
 	if (!(cond)) {							\
