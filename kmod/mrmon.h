@@ -99,18 +99,19 @@ struct mrmon_ctx {
 
 	/* Under ctx->lock.  A slot is in exactly one place: holding a live
 	 * watch (slot_watch), on the free stack, in the event ring (its
-	 * watch was freed by an invalidation; the slot is freed when read()
-	 * hands the event over), or in limbo (the same, but the event was
-	 * lost to an overflow; freed when the overflow is reported).  So a
-	 * slot is never reused before user space has been told its watch is
-	 * gone.
+	 * watch was freed by an invalidation), taken by a read() (its event
+	 * is being copied out; freed once it has been), or in limbo (its
+	 * event was lost to an overflow, or to a read() whose copy faulted;
+	 * freed once the OVERFLOW event has been copied out).  So a slot is
+	 * never reused before user space has been told its watch is gone.
 	 */
 	struct rb_root_cached tree;
 	struct mrmon_watch **slot_watch;	/* slot -> its watch, or NULL */
 	u32 *free_slots;		/* stack of free slots */
 	u32 nfree;
-	u32 *limbo;			/* stack of slots whose event was lost */
-	u32 nlimbo;
+	u32 *limbo;			/* queue of slots whose event was lost */
+	u32 limbo_head, nlimbo;		/* (a ring of nslots) */
+	u32 limbo_held;			/* the oldest ones, an OVERFLOW in flight's */
 	u64 next_gen;
 	/* Invalidations in flight, and the union of their ranges (as KVM's
 	 * mmu_invalidate_in_progress and mmu_invalidate_range_start/end).
@@ -148,14 +149,24 @@ void mrmon_watch_free(struct mrmon_watch *w);
 int mrmon_slots_alloc(struct mrmon_ctx *ctx, u32 nslots);
 void mrmon_slots_free(struct mrmon_ctx *ctx);
 void mrmon_slot_put(struct mrmon_ctx *ctx, u32 slot);
+void mrmon_limbo_push(struct mrmon_ctx *ctx, u32 slot);
 int mrmon_watch_cache_init(void);
 void mrmon_watch_cache_exit(void);
 
 /* mrmon_notify.c */
 extern const struct mmu_notifier_ops mrmon_mn_ops;
 bool mrmon_events_ready(struct mrmon_ctx *ctx);
-bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev);
-void mrmon_event_unpop_lost(struct mrmon_ctx *ctx);
+/* What read() took (mrmon_events_take()) and gives back when done. */
+struct mrmon_take {
+	u32 n;			/* events taken */
+	u32 nlimbo;		/* limbo slots the OVERFLOW event stands for */
+	bool overflow;		/* ev[0] is an OVERFLOW event */
+};
+
+u32 mrmon_events_take(struct mrmon_ctx *ctx, struct mrmon_event *ev, u32 max,
+		      struct mrmon_take *take);
+void mrmon_events_done(struct mrmon_ctx *ctx, const struct mrmon_event *ev,
+		       const struct mrmon_take *take, bool delivered);
 bool mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev);
 
 /* mrmon_mm.c */

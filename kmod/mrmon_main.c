@@ -271,7 +271,8 @@ static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
 }
 #endif
 
-#define MRMON_READ_BATCH 8
+/* Events per lock round trip and user copy (640 bytes of stack). */
+#define MRMON_READ_BATCH 16
 
 /**
  * mrmon_read() - take queued events, whole ones only
@@ -279,6 +280,10 @@ static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
  * @buf: user buffer for struct mrmon_event records
  * @len: its size; at least one event
  * @ppos: unused (not seekable)
+ *
+ * Events are taken a batch at a time under ctx->lock, copied out with no
+ * lock held, and only then are their slots given back
+ * (mrmon_events_done()): two lock round trips and one copy per batch.
  *
  * Context: process context in the owner's mm; sleeps (interruptibly)
  * unless O_NONBLOCK.
@@ -291,7 +296,10 @@ static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 {
 	struct mrmon_ctx *ctx = file->private_data;
 	struct mrmon_event ev[MRMON_READ_BATCH];
-	size_t want = len / sizeof(ev[0]), done = 0, n;
+	size_t want = len / sizeof(ev[0]), done = 0;
+	struct mrmon_take take;
+	bool delivered;
+	u32 n;
 	int ret;
 
 	if (current->mm != ctx->mm)
@@ -303,12 +311,14 @@ static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 		return -EINVAL;
 	mrmon_dead_free(ctx);
 	while (done < want) {
-		for (n = 0; n < MRMON_READ_BATCH && done + n < want; n++)
-			if (!mrmon_event_pop(ctx, &ev[n]))
-				break;
-		if (n && copy_to_user(buf + done * sizeof(ev[0]), ev, n * sizeof(ev[0]))) {
-			mrmon_event_unpop_lost(ctx);
-			return done ? done * sizeof(ev[0]) : -EFAULT;
+		n = mrmon_events_take(ctx, ev, min_t(size_t, MRMON_READ_BATCH, want - done),
+				      &take);
+		if (n) {
+			delivered = !copy_to_user(buf + done * sizeof(ev[0]), ev,
+						  n * sizeof(ev[0]));
+			mrmon_events_done(ctx, ev, &take, delivered);
+			if (!delivered)
+				return done ? done * sizeof(ev[0]) : -EFAULT;
 		}
 		done += n;
 		if (n == MRMON_READ_BATCH)

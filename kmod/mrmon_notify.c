@@ -207,43 +207,98 @@ bool mrmon_events_ready(struct mrmon_ctx *ctx)
 	return READ_ONCE(ctx->hdr->pending) != 0;
 }
 
-/*
- * Take the oldest event; an unreported overflow comes first and frees the
- * slots whose events it stands for; a watch's event frees its slot.
+/**
+ * mrmon_events_take() - take queued events for read(), one lock for all
+ * @ctx: the descriptor; no lock held
+ * @ev: where they go
+ * @max: how many at most; at least 1
+ * @take: filled in, for mrmon_events_done()
+ *
+ * An unreported overflow comes first, as an OVERFLOW event standing for
+ * the slots in limbo at this instant that no other OVERFLOW in flight
+ * stands for (ctx->limbo_held counts those, the oldest in the queue).
+ * The slots the events name are not given back here: user space has not
+ * been told yet.
+ *
+ * Return: how many events were taken.
  */
-bool mrmon_event_pop(struct mrmon_ctx *ctx, struct mrmon_event *ev)
+u32 mrmon_events_take(struct mrmon_ctx *ctx, struct mrmon_event *ev, u32 max,
+		      struct mrmon_take *take)
 {
-	bool got = true;
+	u32 n = 0, first;
 
+	take->overflow = false;
+	take->nlimbo = 0;
 	spin_lock(&ctx->lock);
 	if (ctx->overflow_unreported) {
 		memset(ev, 0, sizeof(*ev));
 		ev->slot = ~0u;
 		ev->cause = MRMON_CAUSE_OVERFLOW;
 		ctx->overflow_unreported = false;
-		while (ctx->nlimbo)
-			mrmon_slot_put(ctx, ctx->limbo[--ctx->nlimbo]);
-	} else if (ctx->ring_count) {
-		*ev = ctx->ring[ctx->ring_head];
-		ctx->ring_head = (ctx->ring_head + 1) % ctx->nevents;
-		ctx->ring_count--;
-		mrmon_slot_put(ctx, ev->slot);
-	} else {
-		got = false;
+		take->overflow = true;
+		take->nlimbo = ctx->nlimbo - ctx->limbo_held;
+		ctx->limbo_held = ctx->nlimbo;
+		n = 1;
 	}
-	mrmon_header_sync(ctx);
+	while (n < max && ctx->ring_count) {
+		first = min3(max - n, ctx->ring_count, ctx->nevents - ctx->ring_head);
+		memcpy(ev + n, ctx->ring + ctx->ring_head, first * sizeof(*ev));
+		ctx->ring_head = (ctx->ring_head + first) % ctx->nevents;
+		ctx->ring_count -= first;
+		n += first;
+	}
+	if (n)
+		mrmon_header_sync(ctx);
 	spin_unlock(&ctx->lock);
-	return got;
+	take->n = n;
+	return n;
 }
 
-/* Events popped but not delivered (copy_to_user failed): user space must
- * rescan, so report an overflow instead of losing them silently.
+/**
+ * mrmon_events_done() - the events taken reached user space, or not
+ * @ctx: the descriptor; no lock held
+ * @ev: as filled by mrmon_events_take()
+ * @take: as filled by mrmon_events_take()
+ * @delivered: copied to user space
+ *
+ * Delivered: each event's slot goes back to the free stack, and so do as
+ * many limbo slots as the OVERFLOW event stood for, from the head of the
+ * queue: the oldest, all lost before it was taken (with two OVERFLOW
+ * events in flight in two reads, either may give back the older slots
+ * first; both were taken after those slots were lost).  Slots lost later
+ * wait for the next OVERFLOW.  Not delivered (the copy faulted): user
+ * space must rescan, so an overflow is reported again, the events' slots
+ * wait in limbo for it and the OVERFLOW's stop being held.  Either way a
+ * slot is reused only after user space has been told its watch is gone.
+ * One lock for all.
  */
-void mrmon_event_unpop_lost(struct mrmon_ctx *ctx)
+void mrmon_events_done(struct mrmon_ctx *ctx, const struct mrmon_event *ev,
+		       const struct mrmon_take *take, bool delivered)
 {
+	u32 i = take->overflow ? 1 : 0;
+
 	spin_lock(&ctx->lock);
-	ctx->overflow_unreported = true;
-	WRITE_ONCE(ctx->hdr->overflows, ctx->hdr->overflows + 1);
-	mrmon_header_sync(ctx);
+	if (!delivered) {
+		for (; i < take->n; i++)
+			mrmon_limbo_push(ctx, ev[i].slot);
+		ctx->limbo_held -= take->nlimbo;
+		ctx->overflow_unreported = true;
+		WRITE_ONCE(ctx->hdr->overflows, ctx->hdr->overflows + 1);
+		mrmon_header_sync(ctx);
+		spin_unlock(&ctx->lock);
+		return;
+	}
+	if (take->overflow) {
+		u32 k;
+
+		for (k = 0; k < take->nlimbo; k++) {
+			mrmon_slot_put(ctx, ctx->limbo[ctx->limbo_head]);
+			ctx->limbo_head = (ctx->limbo_head + 1) % ctx->nslots;
+		}
+		ctx->nlimbo -= take->nlimbo;
+		ctx->limbo_held -= take->nlimbo;
+	}
+	for (; i < take->n; i++)
+		mrmon_slot_put(ctx, ev[i].slot);
 	spin_unlock(&ctx->lock);
 }

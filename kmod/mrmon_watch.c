@@ -134,6 +134,13 @@ void mrmon_slot_put(struct mrmon_ctx *ctx, u32 slot)
 	ctx->free_slots[ctx->nfree++] = slot;
 }
 
+/* Under ctx->lock: a slot whose event was lost waits for the OVERFLOW. */
+void mrmon_limbo_push(struct mrmon_ctx *ctx, u32 slot)
+{
+	lockdep_assert_held(&ctx->lock);
+	ctx->limbo[(ctx->limbo_head + ctx->nlimbo++) % ctx->nslots] = slot;
+}
+
 static void mrmon_word_set(struct mrmon_ctx *ctx, u32 slot, u64 value)
 {
 	lockdep_assert_held(&ctx->lock);
@@ -274,7 +281,7 @@ static void mrmon_watch_clear(struct mrmon_ctx *ctx, struct mrmon_watch *w,
 	ev.cause = cause;
 	ctx->slot_watch[w->slot] = NULL;
 	if (!mrmon_event_push(ctx, &ev))
-		ctx->limbo[ctx->nlimbo++] = w->slot;
+		mrmon_limbo_push(ctx, w->slot);
 }
 
 /* Under ctx->lock: is every watch of the tree inside [start, last]? */

@@ -286,9 +286,9 @@ inline mrmon_slot_put(s)
  * off the free stack until read() hands the event over. */
 inline mrmon_watch_clear(s)
 {
-	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:268-277 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:275-284 */
 	/* @code kmod/mrmon_notify.c:mrmon_event_push:89-100 */
-	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:333-340 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:340-347 */
 	assert(wused[s]);
 	word[s] = word[s] & ~VALID;
 	kpages[s] = 0;		/* ghosts: it vouches for nothing now */
@@ -321,7 +321,7 @@ inline mrmon_mn_start(s)
 {
 	/* @code kmod/mrmon_notify.c:mrmon_mn_start:136-145 */
 	/* @code kmod/mrmon_notify.c:mrmon_active_add:110-116 */
-	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:320-321 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:327-328 */
 	atomic {
 		inflight = 1;
 		for (s : 0 .. NSLOT - 1) {
@@ -368,14 +368,14 @@ inline mrmon_watch_one(r, s, e)
 	:: true ->
 #ifdef MUTANT_WATCH_SPLIT_LOCK
 		/* the check in one lock section, the insert in another */
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:204-210 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:211-217 */
 		e = (inflight -> 0 : 1);
 		if
 		:: e != 0 ->
 #endif
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:204-210 */
-		/* @code kmod/mrmon_watch.c:mrmon_collides:148-149 */
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:212-223 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:211-217 */
+		/* @code kmod/mrmon_watch.c:mrmon_collides:155-156 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:219-230 */
 		atomic {
 			s = 0; e = 0;
 #if !defined(MUTANT_WATCH_NO_ACTIVE_CHECK) && !defined(MUTANT_WATCH_SPLIT_LOCK)
@@ -445,8 +445,8 @@ inline mrmon_watch_one(r, s, e)
 inline mrmon_unwatch_one(s, e)
 {
 #ifndef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:244-253 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:160-161 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:251-260 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:167-168 */
 	atomic {
 		if
 		:: wused[s] && WORD(wgen[s]) == e ->
@@ -461,7 +461,7 @@ inline mrmon_unwatch_one(s, e)
 		fi
 	}
 #else
-	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:160-161 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:167-168 */
 	atomic {
 		if
 		:: wused[s] && WORD(wgen[s]) == e ->
@@ -469,7 +469,7 @@ inline mrmon_unwatch_one(s, e)
 		:: else
 		fi
 	};
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:251-253 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:258-260 */
 	atomic {
 		if
 		:: rmfirst == s ->
@@ -692,12 +692,19 @@ inline kill_if_changed(r, won)
 }
 
 /* mrc_cache_drain_locked() -> kernel_drain(): read() the ring
- * (mrmon_read -> mrmon_event_pop: an unreported overflow first, as an
- * OVERFLOW event, which puts back the limbo slots; each event puts back
- * its slot), unless hdr->pending reads 0: the module writes it under
- * ctx->lock with every change of the ring, so that one load sees what a
- * read() at that instant would return, and the step below with qlen 0 and
- * no overflow is what either does.  Then in order: OVERFLOW ->
+ * (mrmon_read -> mrmon_events_take: an unreported overflow first, as an
+ * OVERFLOW event standing for the limbo slots, then the events, under one
+ * ctx->lock; copied out; then mrmon_events_done puts back the OVERFLOW's
+ * limbo slots and each event's slot).  One atomic step here: between the
+ * take and the put only invalidations can run (they may queue, overflow
+ * or park slots in limbo, which the next read reports), and nothing that
+ * takes a slot (WATCH is the cache's, under cache->lock, which the drain
+ * holds), so putting the slots back at the take is the same to every
+ * other process.  The drain reads nothing when hdr->pending reads 0: the
+ * module writes it under ctx->lock with every change of the ring, so that
+ * one load sees what a read() at that instant would return, and the step
+ * below with qlen 0 and no overflow is what either does.  Then in order:
+ * OVERFLOW ->
  * mrc_cache_rescan(); an event still ours (kmon_event_live: its slot's
  * generation) -> mrc_cache_event(cookie).  Under cache->lock. */
 inline kernel_drain(ev, ec, es, eg, ov, r, won)
@@ -705,8 +712,9 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
 	/* @code lib/cache/invalidate.c:mrc_cache_drain_locked:117-118 */
 	/* @code lib/monitor/kernel.c:kernel_drain:343-343 */
 	/* @code lib/monitor/kernel.c:kernel_pending:330-330 */
-	/* @code kmod/mrmon_main.c:mrmon_read:305-308 */
-	/* @code kmod/mrmon_notify.c:mrmon_event_pop:219-230 */
+	/* @code kmod/mrmon_main.c:mrmon_read:314-319 */
+	/* @code kmod/mrmon_notify.c:mrmon_events_take:233-248 */
+	/* @code kmod/mrmon_notify.c:mrmon_events_done:291-302 */
 	atomic {
 		ov = overflow;
 		overflow = 0;
