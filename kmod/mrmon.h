@@ -33,9 +33,10 @@
 #endif
 
 /*
- * One watched range, a node of its descriptor's interval tree.  Allocated
- * by WATCH; freed by UNWATCH, by the invalidation that clears its word
- * (inside the callback), or by close.
+ * One watched range, a node of its descriptor's interval tree.  Made by
+ * WATCH; unlinked by UNWATCH or by the invalidation that clears its word
+ * (inside the callback), then kept on ctx->dead_list for the next WATCH to
+ * reuse; freed at close.
  */
 struct mrmon_watch {
 	union {
@@ -119,8 +120,8 @@ struct mrmon_ctx {
 	unsigned long active;
 	unsigned long active_start, active_end;
 	bool dead;			/* closed: the callbacks do nothing */
-	/* Watches an invalidation unlinked, freed later in process context
-	 * (mrmon_dead_free()), so the callback never frees memory.
+	/* Watches an invalidation or UNWATCH unlinked, reused by WATCH and
+	 * freed at close (mrmon_dead_free()): the callback never frees.
 	 */
 	struct mrmon_watch *dead_list;
 

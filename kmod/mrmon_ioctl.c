@@ -106,7 +106,6 @@ static long mrmon_batch(struct mrmon_ctx *ctx, unsigned int cmd, void __user *ua
 	if (!smp_load_acquire(&ctx->setup_done))
 		return -EBADFD;
 
-	mrmon_dead_free(ctx);
 	ue = u64_to_user_ptr(b.entries);
 	if (b.count * esize > sizeof(stack)) {
 		e = kvmalloc_array(b.count, esize, GFP_KERNEL_ACCOUNT);

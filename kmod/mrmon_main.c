@@ -309,7 +309,6 @@ static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 		return -EBADFD;
 	if (!want)
 		return -EINVAL;
-	mrmon_dead_free(ctx);
 	while (done < want) {
 		n = mrmon_events_take(ctx, ev, min_t(size_t, MRMON_READ_BATCH, want - done),
 				      &take);

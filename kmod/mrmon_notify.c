@@ -17,7 +17,7 @@
  *       spin_lock(ctx->lock)
  *       active++, widen the range
  *       mrmon_watches_clear: per overlapping watch,
- *         word &= ~1 (store-release), enqueue, unlink, free
+ *         word &= ~1 (store-release), enqueue, unlink (kept for reuse)
  *       spin_unlock
  *   zap page tables, free pages
  *   invalidate_range_end

@@ -12,15 +12,15 @@
  *
  * WATCH (mrmon_watch_one)                 any thread changing the range
  * -----------------------                 -----------------------------
- * allocate the watch (no lock held)
+ * a watch: reused, or allocated (no lock)
  * spin_lock(ctx->lock)                    invalidate_range_start
  * an active invalidation overlaps?          (mrmon_mn_start):
- *   yes: unlock, free, report NOT ARMED     spin_lock(ctx->lock)
+ *   yes: unlock, report NOT ARMED           spin_lock(ctx->lock)
  * take a slot, a new generation g           active++, widen the range
  * word = g << 1 | 1 (store-release)         for each overlapping watch:
  * insert into the tree                        word &= ~1 (store-release)
  * spin_unlock                                 queue its event
- * return {slot, g << 1 | 1}                   remove it, free it
+ * return {slot, g << 1 | 1}                   remove it (kept for reuse)
  *                                           spin_unlock
  *                                         change the page tables
  *                                         invalidate_range_end
@@ -156,8 +156,16 @@ static bool mrmon_collides(const struct mrmon_ctx *ctx, unsigned long start,
 	return ctx->active && start < ctx->active_end && end > ctx->active_start;
 }
 
+/* Under ctx->lock: a watch out of the tree and its slot, kept for reuse. */
+static void mrmon_watch_dead(struct mrmon_ctx *ctx, struct mrmon_watch *w)
+{
+	lockdep_assert_held(&ctx->lock);
+	w->dead_next = ctx->dead_list;
+	ctx->dead_list = w;
+}
+
 /* Under ctx->lock: UNWATCH's watch leaves the tree and its slot; its word
- * was cleared by the caller.  The caller frees it.
+ * was cleared by the caller.  The caller keeps it for reuse.
  */
 static void mrmon_watch_unlink(struct mrmon_ctx *ctx, struct mrmon_watch *w)
 {
@@ -171,8 +179,9 @@ static void mrmon_watch_unlink(struct mrmon_ctx *ctx, struct mrmon_watch *w)
  * mrmon_watch_one() - WATCH one range
  * @ctx: the descriptor, set up; current->mm == ctx->mm; no lock held
  * @r: the entry, copied from user space; slot and expected filled in
- * @spare: a watch allocated by the caller, or NULL; taken (set to NULL)
- *         when the watch is made
+ * @spare: a watch the caller holds (allocated, or reused from
+ *         ctx->dead_list), or NULL; taken (set to NULL) when the watch is
+ *         made
  *
  * Return: 0 (armed, or not armed with r->expected 0); -EINVAL for a bad
  * entry; -ENOSPC with every slot in use; -E2BIG for a range larger than
@@ -196,17 +205,32 @@ int mrmon_watch_one(struct mrmon_ctx *ctx, struct mrmon_range *r,
 	 */
 	if (!end || end > TASK_SIZE)
 		return -EINVAL;
-	if (!*spare) {
+	/* A watch an invalidation or UNWATCH left is reused; memory is
+	 * allocated only when there is none (no lock held).
+	 */
+	if (!*spare && !READ_ONCE(ctx->dead_list)) {
 		*spare = mrmon_watch_alloc();
 		if (!*spare)
 			return -ENOMEM;
+	}
+	spin_lock(&ctx->lock);
+	if (!*spare) {
+		*spare = ctx->dead_list;
+		if (*spare) {
+			ctx->dead_list = (*spare)->dead_next;
+		} else {
+			/* Another thread took the last one meanwhile. */
+			spin_unlock(&ctx->lock);
+			*spare = mrmon_watch_alloc();
+			if (!*spare)
+				return -ENOMEM;
+			spin_lock(&ctx->lock);
+		}
 	}
 	w = *spare;
 	w->start = start;
 	w->last = end - 1;
 	w->cookie = r->cookie;
-
-	spin_lock(&ctx->lock);
 	if (mrmon_collides(ctx, start, end)) {
 		spin_unlock(&ctx->lock);
 		r->slot = 0;
@@ -258,8 +282,8 @@ int mrmon_unwatch_one(struct mrmon_ctx *ctx, const struct mrmon_unwatch_entry *e
 	mrmon_word_set(ctx, w->slot, w->gen << 1);
 	mrmon_watch_unlink(ctx, w);
 	mrmon_slot_put(ctx, w->slot);
+	mrmon_watch_dead(ctx, w);
 	spin_unlock(&ctx->lock);
-	mrmon_watch_free(w);
 	return 0;
 }
 
@@ -303,11 +327,11 @@ static bool mrmon_tree_within(const struct mrmon_ctx *ctx, unsigned long start,
  *
  * Clears the word of every watch overlapping the range, queues its event
  * and unlinks it: each watch is paid for once.  The watches go on the
- * dead list (freed in process context, not here); the slot stays reserved
- * until its event is read (or, if the queue was full, until the overflow
- * is reported).  When the range covers the whole tree (an munmap or
- * MADV_DONTNEED over everything watched, exit) the tree is emptied in one
- * in-order pass without rebalancing.
+ * dead list (reused by WATCH, freed at close, never here); the slot stays
+ * reserved until its event is read (or, if the queue was full, until the
+ * overflow is reported).  When the range covers the whole tree (an
+ * munmap or MADV_DONTNEED over everything watched, exit) the tree is
+ * emptied in one in-order pass without rebalancing.
  *
  * Return: how many words it cleared.
  */
@@ -327,8 +351,7 @@ unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
 		rbtree_postorder_for_each_entry_safe(w, next, &tree.rb_root, rb) {
 			mrmon_watch_clear(ctx, w, start, last, cause);
 			span += mrmon_watch_span(w);
-			w->dead_next = ctx->dead_list;
-			ctx->dead_list = w;
+			mrmon_watch_dead(ctx, w);
 			n++;
 		}
 	} else {
@@ -337,8 +360,7 @@ unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
 			mrmon_itree_remove(w, &ctx->tree);
 			mrmon_watch_clear(ctx, w, start, last, cause);
 			span += mrmon_watch_span(w);
-			w->dead_next = ctx->dead_list;
-			ctx->dead_list = w;
+			mrmon_watch_dead(ctx, w);
 			n++;
 		}
 	}
@@ -350,11 +372,16 @@ unsigned int mrmon_watches_clear(struct mrmon_ctx *ctx, unsigned long start,
 }
 
 /**
- * mrmon_dead_free() - free the watches invalidations unlinked
- * @ctx: the descriptor; no lock held; process context
+ * mrmon_dead_free() - free the watches kept for reuse
+ * @ctx: the descriptor, closing; no lock held; process context
  *
- * Called by WATCH, read() and release: the memory goes back in the
- * owner's time, not the invalidating thread's.
+ * The watches an invalidation or UNWATCH unlinked wait on ctx->dead_list
+ * for the next WATCH, which reuses them instead of allocating: neither
+ * the callback nor read() frees memory, and WATCH allocates only past the
+ * peak of live watches.  The list is at most that peak (plus one per
+ * thread racing in WATCH), all charged to the opener's memory cgroup as
+ * the live watches were; release frees it, 16 objects per call to the
+ * slab allocator.
  */
 void mrmon_dead_free(struct mrmon_ctx *ctx)
 {
@@ -367,10 +394,12 @@ void mrmon_dead_free(struct mrmon_ctx *ctx)
 	ctx->dead_list = NULL;
 	spin_unlock(&ctx->lock);
 	while (w) {
-		struct mrmon_watch *next = w->dead_next;
+		void *batch[16];
+		size_t n = 0;
 
-		mrmon_watch_free(w);
-		w = next;
+		for (; w && n < ARRAY_SIZE(batch); w = w->dead_next)
+			batch[n++] = w;
+		kmem_cache_free_bulk(mrmon_watch_cache, n, batch);
 	}
 }
 

@@ -286,9 +286,9 @@ inline mrmon_slot_put(s)
  * off the free stack until read() hands the event over. */
 inline mrmon_watch_clear(s)
 {
-	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:275-284 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:299-308 */
 	/* @code kmod/mrmon_notify.c:mrmon_event_push:89-100 */
-	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:340-347 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:363-369 */
 	assert(wused[s]);
 	word[s] = word[s] & ~VALID;
 	kpages[s] = 0;		/* ghosts: it vouches for nothing now */
@@ -321,7 +321,7 @@ inline mrmon_mn_start(s)
 {
 	/* @code kmod/mrmon_notify.c:mrmon_mn_start:136-145 */
 	/* @code kmod/mrmon_notify.c:mrmon_active_add:110-116 */
-	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:327-328 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:351-352 */
 	atomic {
 		inflight = 1;
 		for (s : 0 .. NSLOT - 1) {
@@ -368,14 +368,14 @@ inline mrmon_watch_one(r, s, e)
 	:: true ->
 #ifdef MUTANT_WATCH_SPLIT_LOCK
 		/* the check in one lock section, the insert in another */
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:211-217 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:235-241 */
 		e = (inflight -> 0 : 1);
 		if
 		:: e != 0 ->
 #endif
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:211-217 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:235-241 */
 		/* @code kmod/mrmon_watch.c:mrmon_collides:155-156 */
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:219-230 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:243-254 */
 		atomic {
 			s = 0; e = 0;
 #if !defined(MUTANT_WATCH_NO_ACTIVE_CHECK) && !defined(MUTANT_WATCH_SPLIT_LOCK)
@@ -445,8 +445,8 @@ inline mrmon_watch_one(r, s, e)
 inline mrmon_unwatch_one(s, e)
 {
 #ifndef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:251-260 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:167-168 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:275-284 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:175-176 */
 	atomic {
 		if
 		:: wused[s] && WORD(wgen[s]) == e ->
@@ -461,7 +461,7 @@ inline mrmon_unwatch_one(s, e)
 		fi
 	}
 #else
-	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:167-168 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:175-176 */
 	atomic {
 		if
 		:: wused[s] && WORD(wgen[s]) == e ->
@@ -469,7 +469,7 @@ inline mrmon_unwatch_one(s, e)
 		:: else
 		fi
 	};
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:258-260 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:282-284 */
 	atomic {
 		if
 		:: rmfirst == s ->
@@ -712,7 +712,7 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
 	/* @code lib/cache/invalidate.c:mrc_cache_drain_locked:117-118 */
 	/* @code lib/monitor/kernel.c:kernel_drain:343-343 */
 	/* @code lib/monitor/kernel.c:kernel_pending:330-330 */
-	/* @code kmod/mrmon_main.c:mrmon_read:314-319 */
+	/* @code kmod/mrmon_main.c:mrmon_read:313-318 */
 	/* @code kmod/mrmon_notify.c:mrmon_events_take:233-248 */
 	/* @code kmod/mrmon_notify.c:mrmon_events_done:291-302 */
 	atomic {
