@@ -9,6 +9,10 @@
  *   ctx->mutex  (sleeping, taken killably) serialises SETUP against
  *               itself.  WATCH and UNWATCH do not take it: after SETUP
  *               everything they change is under ctx->lock.
+ *   ctx->read_mutex (sleeping, taken interruptibly; trylock with
+ *               O_NONBLOCK) makes read() one reader at a time: only a
+ *               reader moves the ring's head, so the events it copies
+ *               out with no spinlock held stay where they are.
  *   ctx->lock   (spinlock, leaf) guards the tree, the slot table (slot
  *               -> watch, the free and limbo stacks), the generation
  *               counter, the words, the header counters, the event ring,
@@ -84,6 +88,7 @@ struct mrmon_ctx {
 	struct mrmon_mm_count *mm_count;	/* its watches, all descriptors */
 	struct mrmon_limits lim;	/* set at open, then immutable */
 	struct mutex mutex;
+	struct mutex read_mutex;	/* see the top of the file */
 	spinlock_t lock;		/* see the top of the file */
 	wait_queue_head_t wq;		/* readers and pollers */
 
@@ -100,9 +105,8 @@ struct mrmon_ctx {
 
 	/* Under ctx->lock.  A slot is in exactly one place: holding a live
 	 * watch (slot_watch), on the free stack, in the event ring (its
-	 * watch was freed by an invalidation), taken by a read() (its event
-	 * is being copied out; freed once it has been), or in limbo (its
-	 * event was lost to an overflow, or to a read() whose copy faulted;
+	 * watch was freed by an invalidation; freed once read() has copied
+	 * the event out), or in limbo (its event was lost to an overflow;
 	 * freed once the OVERFLOW event has been copied out).  So a slot is
 	 * never reused before user space has been told its watch is gone.
 	 */
@@ -112,7 +116,6 @@ struct mrmon_ctx {
 	u32 nfree;
 	u32 *limbo;			/* queue of slots whose event was lost */
 	u32 limbo_head, nlimbo;		/* (a ring of nslots) */
-	u32 limbo_held;			/* the oldest ones, an OVERFLOW in flight's */
 	u64 next_gen;
 	/* Invalidations in flight, and the union of their ranges (as KVM's
 	 * mmu_invalidate_in_progress and mmu_invalidate_range_start/end).
@@ -157,17 +160,7 @@ void mrmon_watch_cache_exit(void);
 /* mrmon_notify.c */
 extern const struct mmu_notifier_ops mrmon_mn_ops;
 bool mrmon_events_ready(struct mrmon_ctx *ctx);
-/* What read() took (mrmon_events_take()) and gives back when done. */
-struct mrmon_take {
-	u32 n;			/* events taken */
-	u32 nlimbo;		/* limbo slots the OVERFLOW event stands for */
-	bool overflow;		/* ev[0] is an OVERFLOW event */
-};
-
-u32 mrmon_events_take(struct mrmon_ctx *ctx, struct mrmon_event *ev, u32 max,
-		      struct mrmon_take *take);
-void mrmon_events_done(struct mrmon_ctx *ctx, const struct mrmon_event *ev,
-		       const struct mrmon_take *take, bool delivered);
+long mrmon_events_copy(struct mrmon_ctx *ctx, struct mrmon_event __user *buf, u32 max);
 bool mrmon_event_push(struct mrmon_ctx *ctx, const struct mrmon_event *ev);
 
 /* mrmon_mm.c */

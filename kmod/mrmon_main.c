@@ -133,6 +133,7 @@ static int mrmon_open(struct inode *inode, struct file *file)
 	mmgrab(ctx->mm);
 	mrmon_limits_read(&ctx->lim);
 	mutex_init(&ctx->mutex);
+	mutex_init(&ctx->read_mutex);
 	spin_lock_init(&ctx->lock);
 	ctx->tree = RB_ROOT_CACHED;
 	init_waitqueue_head(&ctx->wq);
@@ -271,35 +272,33 @@ static int mrmon_mmap(struct file *file, struct vm_area_struct *vma)
 }
 #endif
 
-/* Events per lock round trip and user copy (640 bytes of stack). */
-#define MRMON_READ_BATCH 16
-
 /**
  * mrmon_read() - take queued events, whole ones only
- * @file: the descriptor, set up
- * @buf: user buffer for struct mrmon_event records
+ * @file: the descriptor
+ * @buf: where they go
  * @len: its size; at least one event
  * @ppos: unused (not seekable)
  *
- * Events are taken a batch at a time under ctx->lock, copied out with no
- * lock held, and only then are their slots given back
- * (mrmon_events_done()): two lock round trips and one copy per batch.
+ * Events are copied straight from the ring to @buf and only then are
+ * their slots given back (mrmon_events_copy()): one copy per event, one
+ * lock round trip per contiguous piece of the ring.  One reader at a time
+ * (ctx->read_mutex); a reader that finds none queued waits with the mutex
+ * released.
  *
  * Context: process context in the owner's mm; sleeps (interruptibly)
  * unless O_NONBLOCK.
  *
  * Return: the bytes of the events copied; -EPERM, -EBADFD, -EINVAL,
- * -EAGAIN, -EFAULT (the events taken become one overflow), or -ERESTARTSYS.
+ * -EAGAIN (none queued, or another read() in progress, with O_NONBLOCK),
+ * -EFAULT (the events stay queued), -EINTR or -ERESTARTSYS.
  */
 static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 			  loff_t *ppos)
 {
 	struct mrmon_ctx *ctx = file->private_data;
-	struct mrmon_event ev[MRMON_READ_BATCH];
-	size_t want = len / sizeof(ev[0]), done = 0;
-	struct mrmon_take take;
-	bool delivered;
-	u32 n;
+	bool nonblock = file->f_flags & O_NONBLOCK;
+	size_t want = len / sizeof(struct mrmon_event);
+	long n;
 	int ret;
 
 	if (current->mm != ctx->mm)
@@ -309,28 +308,27 @@ static ssize_t mrmon_read(struct file *file, char __user *buf, size_t len,
 		return -EBADFD;
 	if (!want)
 		return -EINVAL;
-	while (done < want) {
-		n = mrmon_events_take(ctx, ev, min_t(size_t, MRMON_READ_BATCH, want - done),
-				      &take);
-		if (n) {
-			delivered = !copy_to_user(buf + done * sizeof(ev[0]), ev,
-						  n * sizeof(ev[0]));
-			mrmon_events_done(ctx, ev, &take, delivered);
-			if (!delivered)
-				return done ? done * sizeof(ev[0]) : -EFAULT;
+	/* No more than the ring and an OVERFLOW can be copied at once. */
+	want = min_t(size_t, want, (size_t)ctx->nevents + 1);
+	for (;;) {
+		if (nonblock) {
+			if (!mutex_trylock(&ctx->read_mutex))
+				return -EAGAIN;
+		} else {
+			ret = mutex_lock_interruptible(&ctx->read_mutex);
+			if (ret)
+				return ret;
 		}
-		done += n;
-		if (n == MRMON_READ_BATCH)
-			continue;
-		if (done)
-			break;
-		if (file->f_flags & O_NONBLOCK)
+		n = mrmon_events_copy(ctx, (struct mrmon_event __user *)buf, want);
+		mutex_unlock(&ctx->read_mutex);
+		if (n)
+			return n < 0 ? n : n * sizeof(struct mrmon_event);
+		if (nonblock)
 			return -EAGAIN;
 		ret = wait_event_interruptible(ctx->wq, mrmon_events_ready(ctx));
 		if (ret)
 			return ret;
 	}
-	return done * sizeof(ev[0]);
 }
 
 /**

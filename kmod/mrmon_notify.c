@@ -207,98 +207,113 @@ bool mrmon_events_ready(struct mrmon_ctx *ctx)
 	return READ_ONCE(ctx->hdr->pending) != 0;
 }
 
-/**
- * mrmon_events_take() - take queued events for read(), one lock for all
- * @ctx: the descriptor; no lock held
- * @ev: where they go
- * @max: how many at most; at least 1
- * @take: filled in, for mrmon_events_done()
- *
- * An unreported overflow comes first, as an OVERFLOW event standing for
- * the slots in limbo at this instant that no other OVERFLOW in flight
- * stands for (ctx->limbo_held counts those, the oldest in the queue).
- * The slots the events name are not given back here: user space has not
- * been told yet.
- *
- * Return: how many events were taken.
+/* Under ctx->lock: the n events at the ring's head reached user space;
+ * their slots go back on the free stack and the head moves past them.
  */
-u32 mrmon_events_take(struct mrmon_ctx *ctx, struct mrmon_event *ev, u32 max,
-		      struct mrmon_take *take)
+static void mrmon_ring_consume(struct mrmon_ctx *ctx, u32 n)
 {
-	u32 n = 0, first;
+	u32 i;
 
-	take->overflow = false;
-	take->nlimbo = 0;
+	lockdep_assert_held(&ctx->lock);
+	for (i = 0; i < n; i++)
+		mrmon_slot_put(ctx, ctx->ring[(ctx->ring_head + i) % ctx->nevents].slot);
+	ctx->ring_head = (ctx->ring_head + n) % ctx->nevents;
+	ctx->ring_count -= n;
+	mrmon_header_sync(ctx);
+}
+
+/* Under ctx->lock: the OVERFLOW event standing for the oldest n slots in
+ * limbo reached user space; they go back on the free stack.
+ */
+static void mrmon_limbo_release(struct mrmon_ctx *ctx, u32 n)
+{
+	lockdep_assert_held(&ctx->lock);
+	ctx->nlimbo -= n;
+	while (n--) {
+		mrmon_slot_put(ctx, ctx->limbo[ctx->limbo_head]);
+		ctx->limbo_head = (ctx->limbo_head + 1) % ctx->nslots;
+	}
+}
+
+/* Copy the OVERFLOW event out, then give back the slots it stands for:
+ * those in limbo when it was taken (later ones wait for the next).
+ * Return: 1, 0 (no overflow to report) or -EFAULT (reported again).
+ */
+static long mrmon_overflow_copy(struct mrmon_ctx *ctx, struct mrmon_event __user *buf)
+{
+	static const struct mrmon_event overflow = {
+		.slot = ~0u,
+		.cause = MRMON_CAUSE_OVERFLOW,
+	};
+	bool copied;
+	u32 nlimbo;
+
 	spin_lock(&ctx->lock);
-	if (ctx->overflow_unreported) {
-		memset(ev, 0, sizeof(*ev));
-		ev->slot = ~0u;
-		ev->cause = MRMON_CAUSE_OVERFLOW;
-		ctx->overflow_unreported = false;
-		take->overflow = true;
-		take->nlimbo = ctx->nlimbo - ctx->limbo_held;
-		ctx->limbo_held = ctx->nlimbo;
-		n = 1;
+	if (!ctx->overflow_unreported) {
+		spin_unlock(&ctx->lock);
+		return 0;
 	}
-	while (n < max && ctx->ring_count) {
-		first = min3(max - n, ctx->ring_count, ctx->nevents - ctx->ring_head);
-		memcpy(ev + n, ctx->ring + ctx->ring_head, first * sizeof(*ev));
-		ctx->ring_head = (ctx->ring_head + first) % ctx->nevents;
-		ctx->ring_count -= first;
-		n += first;
-	}
-	if (n)
-		mrmon_header_sync(ctx);
+	ctx->overflow_unreported = false;
+	nlimbo = ctx->nlimbo;
 	spin_unlock(&ctx->lock);
-	take->n = n;
-	return n;
+	copied = !copy_to_user(buf, &overflow, sizeof(overflow));
+	spin_lock(&ctx->lock);
+	if (copied)
+		mrmon_limbo_release(ctx, nlimbo);
+	else
+		ctx->overflow_unreported = true;
+	mrmon_header_sync(ctx);
+	spin_unlock(&ctx->lock);
+	return copied ? 1 : -EFAULT;
 }
 
 /**
- * mrmon_events_done() - the events taken reached user space, or not
- * @ctx: the descriptor; no lock held
- * @ev: as filled by mrmon_events_take()
- * @take: as filled by mrmon_events_take()
- * @delivered: copied to user space
+ * mrmon_events_copy() - copy queued events to user space, from the ring
+ * @ctx: the descriptor; ctx->read_mutex held, ctx->lock not
+ * @buf: the user's buffer
+ * @max: how many events it holds; at least 1
  *
- * Delivered: each event's slot goes back to the free stack, and so do as
- * many limbo slots as the OVERFLOW event stood for, from the head of the
- * queue: the oldest, all lost before it was taken (with two OVERFLOW
- * events in flight in two reads, either may give back the older slots
- * first; both were taken after those slots were lost).  Slots lost later
- * wait for the next OVERFLOW.  Not delivered (the copy faulted): user
- * space must rescan, so an overflow is reported again, the events' slots
- * wait in limbo for it and the OVERFLOW's stop being held.  Either way a
- * slot is reused only after user space has been told its watch is gone.
- * One lock for all.
+ * An unreported overflow comes first, as an OVERFLOW event.  Then the
+ * queued events are copied straight from the ring, a contiguous piece at
+ * a time, with no spinlock held: the pieces stay counted in ring_count
+ * while they are copied, so an invalidation, which writes only past
+ * ring_count, cannot overwrite them, and only a reader moves ring_head,
+ * one at a time (read_mutex).  Once a piece is out, under ctx->lock, the
+ * head moves past it and the slots its events name go back on the free
+ * stack: a slot is reused only after user space has been told its watch
+ * is gone.  A copy that faults leaves the events it did not copy queued,
+ * for the next read(): nothing is lost.  One lock round trip per piece
+ * (at most two per read: the ring wraps once) and one copy per event.
+ *
+ * Return: the events copied (0: none queued); -EFAULT if not even the
+ * first could be.
  */
-void mrmon_events_done(struct mrmon_ctx *ctx, const struct mrmon_event *ev,
-		       const struct mrmon_take *take, bool delivered)
+long mrmon_events_copy(struct mrmon_ctx *ctx, struct mrmon_event __user *buf, u32 max)
 {
-	u32 i = take->overflow ? 1 : 0;
+	unsigned long left;
+	u32 head, n;
+	long done;
 
+	lockdep_assert_held(&ctx->read_mutex);
+	done = mrmon_overflow_copy(ctx, buf);
+	if (done < 0)
+		return done;
 	spin_lock(&ctx->lock);
-	if (!delivered) {
-		for (; i < take->n; i++)
-			mrmon_limbo_push(ctx, ev[i].slot);
-		ctx->limbo_held -= take->nlimbo;
-		ctx->overflow_unreported = true;
-		WRITE_ONCE(ctx->hdr->overflows, ctx->hdr->overflows + 1);
-		mrmon_header_sync(ctx);
+	for (;;) {
+		head = ctx->ring_head;
+		n = min3(max - (u32)done, ctx->ring_count, ctx->nevents - head);
 		spin_unlock(&ctx->lock);
-		return;
-	}
-	if (take->overflow) {
-		u32 k;
-
-		for (k = 0; k < take->nlimbo; k++) {
-			mrmon_slot_put(ctx, ctx->limbo[ctx->limbo_head]);
-			ctx->limbo_head = (ctx->limbo_head + 1) % ctx->nslots;
+		if (!n)
+			return done;
+		left = copy_to_user(buf + done, ctx->ring + head, n * sizeof(*buf));
+		n -= DIV_ROUND_UP(left, sizeof(*buf));
+		done += n;
+		spin_lock(&ctx->lock);
+		if (n)
+			mrmon_ring_consume(ctx, n);
+		if (left) {
+			spin_unlock(&ctx->lock);
+			return done ? done : -EFAULT;
 		}
-		ctx->nlimbo -= take->nlimbo;
-		ctx->limbo_held -= take->nlimbo;
 	}
-	for (; i < take->n; i++)
-		mrmon_slot_put(ctx, ev[i].slot);
-	spin_unlock(&ctx->lock);
 }

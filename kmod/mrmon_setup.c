@@ -126,6 +126,7 @@ void mrmon_ctx_free(struct mrmon_ctx *ctx)
 {
 	mrmon_setup_free(ctx);
 	mutex_destroy(&ctx->mutex);
+	mutex_destroy(&ctx->read_mutex);
 	kfree(ctx);
 }
 

@@ -692,17 +692,20 @@ inline kill_if_changed(r, won)
 }
 
 /* mrc_cache_drain_locked() -> kernel_drain(): read() the ring
- * (mrmon_read -> mrmon_events_take: an unreported overflow first, as an
- * OVERFLOW event standing for the limbo slots, then the events, under one
- * ctx->lock; copied out; then mrmon_events_done puts back the OVERFLOW's
- * limbo slots and each event's slot).  One atomic step here: between the
- * take and the put only invalidations can run (they may queue, overflow
- * or park slots in limbo, which the next read reports), and nothing that
- * takes a slot (WATCH is the cache's, under cache->lock, which the drain
- * holds), so putting the slots back at the take is the same to every
- * other process.  The drain reads nothing when hdr->pending reads 0: the
- * module writes it under ctx->lock with every change of the ring, so that
- * one load sees what a read() at that instant would return, and the step
+ * (mrmon_read -> mrmon_events_copy, one reader at a time: an unreported
+ * overflow first, as an OVERFLOW event standing for the slots in limbo
+ * when it is taken, whose copy-out is followed by mrmon_limbo_release;
+ * then the events, copied straight from the ring, after which
+ * mrmon_ring_consume moves the head past them and puts back each one's
+ * slot).  One atomic step here: between the take and the put only
+ * invalidations can run (they may queue past the events being copied,
+ * overflow or park slots in limbo, which the next read reports), and
+ * nothing that takes a slot (WATCH is the cache's, under cache->lock,
+ * which the drain holds), so putting the slots back at the take is the
+ * same to every other process.  The drain reads nothing when hdr->pending
+ * reads 0: the module writes it under ctx->lock with every change of the
+ * ring, so that one load sees what a read() at that instant would return,
+ * and the step
  * below with qlen 0 and no overflow is what either does.  Then in order:
  * OVERFLOW ->
  * mrc_cache_rescan(); an event still ours (kmon_event_live: its slot's
@@ -712,9 +715,10 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
 	/* @code lib/cache/invalidate.c:mrc_cache_drain_locked:117-118 */
 	/* @code lib/monitor/kernel.c:kernel_drain:343-343 */
 	/* @code lib/monitor/kernel.c:kernel_pending:330-330 */
-	/* @code kmod/mrmon_main.c:mrmon_read:313-318 */
-	/* @code kmod/mrmon_notify.c:mrmon_events_take:233-248 */
-	/* @code kmod/mrmon_notify.c:mrmon_events_done:291-302 */
+	/* @code kmod/mrmon_main.c:mrmon_read:322-322 */
+	/* @code kmod/mrmon_notify.c:mrmon_overflow_copy:256-262 */
+	/* @code kmod/mrmon_notify.c:mrmon_events_copy:303-313 */
+	/* @code kmod/mrmon_notify.c:mrmon_ring_consume:219-219 */
 	atomic {
 		ov = overflow;
 		overflow = 0;
