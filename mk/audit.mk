@@ -8,7 +8,8 @@
 # under it over Soft-RoCE.
 VERBS ?= $(shell pkg-config --exists libibverbs 2>/dev/null && echo yes)
 AUDIT_SO      := $(BUILD)/libmrc-audit.so
-AUDIT_SRC     := $(sort $(wildcard tools/mrc-audit/preload/*.c))
+# tools/common/json.c: the JSON string writer mrc-bench uses too.
+AUDIT_SRC     := $(sort $(wildcard tools/mrc-audit/preload/*.c)) tools/common/json.c
 AUDIT_HDR     := $(wildcard tools/mrc-audit/preload/*.h)
 AUDIT_TESTS   := $(patsubst tests/guest/audit/%.c,$(BUILD)/audit/%,$(wildcard tests/guest/audit/*.c))
 # Where the front end looks for the library last (after MRC_AUDIT_LIB and
@@ -23,7 +24,7 @@ INSTALL_DSOS  += $(AUDIT_SO)
 # No sanitizer: it is loaded into programs built without one.
 $(AUDIT_SO): $(AUDIT_SRC) $(AUDIT_HDR) tools/mrc-audit/preload/libmrc-audit.map
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(filter-out -fsanitize=%,$(CFLAGS)) -fvisibility=hidden -shared \
+	$(CC) $(CPPFLAGS) -Itools/common $(filter-out -fsanitize=%,$(CFLAGS)) -fvisibility=hidden -shared \
 	  -Wl,-soname,libmrc-audit.so -Wl,--version-script=tools/mrc-audit/preload/libmrc-audit.map \
 	  $(filter-out -fsanitize=%,$(LDFLAGS)) -o $@ $(AUDIT_SRC) -ldl
 
@@ -41,6 +42,6 @@ TOOLS_EXTRA += $(BUILD)/tools/mrc-audit-check-cost
 GUEST_DEPS  += $(BUILD)/tools/mrc-audit-check-cost
 $(BUILD)/tools/mrc-audit-check-cost: tools/mrc-audit/bench/check-cost.c $(filter-out %/verbs.c,$(AUDIT_SRC)) $(AUDIT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itools/mrc-audit/preload $(filter-out -fsanitize=%,$(CFLAGS)) -o $@ \
+	$(CC) $(CPPFLAGS) -Itools/mrc-audit/preload -Itools/common $(filter-out -fsanitize=%,$(CFLAGS)) -o $@ \
 	  $(filter %.c,$^) $(filter-out -fsanitize=%,$(LDFLAGS)) -ldl
 endif

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "json.h"
 #include "bench.h"
 #include "units.h"
 
@@ -121,20 +122,6 @@ void report_targets(const struct bench_run *r, FILE *out)
 				t->met ? "MET" : "MISS", t->name, t->goal,
 				t->value, t->note);
 	}
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
 }
 
 static void json_number(FILE *f, double v)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+#include "json.h"
 #include "audit.h"
 
 static const char *const mra_how_names[MRA_HOW_N] = {
@@ -197,20 +198,6 @@ static void mra_text(FILE *f, const char *why, const struct mra_totals *t, const
 		s->stale_total == 1 ? "" : "s");
 }
 
-static void mra_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void mra_json_stack(FILE *f, void *const *stack, int depth)
 {
 	int first;
@@ -220,7 +207,7 @@ static void mra_json_stack(FILE *f, void *const *stack, int depth)
 	for (int i = 0; s && i < depth - first; i++) {
 		if (i)
 			fputc(',', f);
-		mra_json_str(f, s[i]);
+		json_string(f, s[i]);
 	}
 	fputc(']', f);
 	free(s);
@@ -252,15 +239,15 @@ static void mra_json(FILE *f, const char *why, const struct mra_totals *t, const
 	const struct mra_stats *s = &mra.st;
 
 	fprintf(f, "{\"pid\":%d,\"program\":", (int)getpid());
-	mra_json_str(f, mra.prog);
+	json_string(f, mra.prog);
 	fprintf(f, ",\"reason\":");
-	mra_json_str(f, why);
+	json_string(f, why);
 	if (mra.w.fd >= 0)
 		fprintf(f, ",\"witness\":{\"kind\":\"mrmon\",\"abi\":%d,\"events\":%" PRIu64 ",\"overflows\":%" PRIu64 ",\"watch_errors\":%" PRIu64 "}",
 			mra.w.abi, mra.w.events, mra.w.overflows, mra.w.watch_errors);
 	else {
 		fprintf(f, ",\"witness\":{\"kind\":\"none\",\"why\":");
-		mra_json_str(f, mra.w.why);
+		json_string(f, mra.w.why);
 		fputc('}', f);
 	}
 	fprintf(f, ",\"registrations\":{\"total\":%" PRIu64, t->regs);
