@@ -20,6 +20,10 @@
  * Everything runs after the page tables changed (fexit, sys_exit, after the
  * page-cache deletion), so a registration that races with the operation
  * pins either the old pages and sees the word cleared, or the new pages.
+ * sys_exit runs after mmap_lock was released, when another thread may
+ * already have mapped the freed address: the syscall variant therefore
+ * also clears every range a call maps, before that call returns
+ * (fresh_range).  The fexit programs run under mmap_lock.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -460,6 +464,21 @@ static __always_inline void inval_len(__u64 addr, __u64 len, __u32 cause)
 	invalidate(MRC_BPF_SPACE_VA, addr, end, cause);
 }
 
+/*
+ * The range a call has just mapped is new at its address, so a watch there
+ * is of an older mapping, which another thread unmapped.  That thread's
+ * sys_exit runs only after its call released mmap_lock: in between, this
+ * thread can map the freed address, return, and get() a registration of
+ * the old pages (issue 25 item 2; test-stale-threads, mostly after an
+ * mremap move).  Clearing the new range before the mapping call returns
+ * keeps "a get of memory I just mapped never returns older pages" for
+ * every thread, whenever the unmapping thread's own program runs.
+ */
+static __always_inline void fresh_range(__u64 addr, __u64 len)
+{
+	inval_len(addr, len, CAUSE_UNMAP);
+}
+
 static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma,
 		       void *data)
 {
@@ -520,11 +539,12 @@ static __always_inline void do_fallocate(struct task_struct *task, struct pt_reg
 static __always_inline void do_mremap(struct pt_regs *regs, long ret)
 {
 	int failed = ret < 0 && ret > -4096;
-	__u64 old = regs->di, flags = regs->r10, page, olen, nmin, nmax;
+	__u64 old = regs->di, flags = regs->r10, page, olen, omin, nmin, nmax;
 
 	/* The moved (or resized) mapping has the old one's page size. */
 	page = vma_page(failed ? old : (__u64)ret);
 	olen = ROUND_UP(regs->si, page ? page : HUGE_MAX);
+	omin = ROUND_UP(regs->si, page ? page : PAGE_SIZE_);
 	nmax = ROUND_UP(regs->dx, page ? page : HUGE_MAX);
 	nmin = ROUND_UP(regs->dx, page ? page : PAGE_SIZE_);
 
@@ -534,13 +554,32 @@ static __always_inline void do_mremap(struct pt_regs *regs, long ret)
 		/* Failed: nothing moved, but stay on the safe side. */
 		inval_len(old, olen, CAUSE_REMAP);
 	} else if ((__u64)ret == old && !(flags & MREMAP_DONTUNMAP_)) {
-		if (nmin < olen)	/* shrunk in place: the tail went */
+		/* Resized in place: a shrink's tail went, a grow's is new.  With
+		 * the page size unknown, both bounds are taken wide. */
+		if (nmin < olen)
 			inval_len(old + nmin, olen - nmin, CAUSE_REMAP);
+		if (omin < nmax)
+			fresh_range(old + omin, nmax - omin);
 	} else {
 		inval_len(old, olen, CAUSE_REMAP);
+		fresh_range(ret, nmax);
 	}
 }
 
+/* MAP_FIXED replaces what was at its address; any mmap that succeeded
+ * maps a range that is new there. */
+static __always_inline void do_mmap(struct task_struct *task, struct pt_regs *regs, long ret)
+{
+	__u64 len = ROUND_UP(regs->si, mmap_page(task, regs->r10, regs->r8));
+
+	if (regs->r10 & MAP_FIXED_)
+		inval_len(regs->di, len, CAUSE_UNMAP);
+	else if (!(ret < 0 && ret > -4096))
+		fresh_range(ret, len);
+}
+
+/* Above the high-water mark the heap grows into addresses that something
+ * else may have held: new there, as for mmap. */
 static __always_inline void do_brk(long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -548,14 +587,17 @@ static __always_inline void do_brk(long ret)
 
 	if (nb < hwm)
 		invalidate(MRC_BPF_SPACE_VA, PAGE_UP(nb), PAGE_UP(hwm), CAUSE_UNMAP);
+	else if (nb > hwm)
+		invalidate(MRC_BPF_SPACE_VA, PAGE_UP(hwm), PAGE_UP(nb), CAUSE_UNMAP);
 	ctl.brk_hwm = now > nb ? now : nb;
 }
 
 /*
- * The segment's size comes from its VMA; when the lookup cannot take
- * mmap_lock, SHM_REMAP may have replaced anything above addr: invalidate
- * all of it, and forget any size recorded for addr before, so that shmdt
- * takes all above too instead of a stale, smaller size.
+ * The attached segment is new at its address, SHM_REMAP or not
+ * (fresh_range).  Its size comes from its VMA; when the lookup cannot take
+ * mmap_lock, invalidate everything above addr, and forget any size
+ * recorded for addr before, so that shmdt takes all above too instead of
+ * a stale, smaller size.
  */
 static __always_inline void do_shmat(struct pt_regs *regs, long ret)
 {
@@ -565,14 +607,12 @@ static __always_inline void do_shmat(struct pt_regs *regs, long ret)
 		return;
 	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_end_cb, &end, 0);
 	if (end <= addr) {
-		if (regs->dx & SHM_REMAP_)
-			invalidate(MRC_BPF_SPACE_VA, addr, ~0ull, CAUSE_UNMAP);
+		invalidate(MRC_BPF_SPACE_VA, addr, ~0ull, CAUSE_UNMAP);
 		bpf_map_delete_elem(&shm_sizes, &addr);
 		return;
 	}
 	size = end - addr;
-	if (regs->dx & SHM_REMAP_)
-		invalidate(MRC_BPF_SPACE_VA, addr, end, CAUSE_UNMAP);
+	invalidate(MRC_BPF_SPACE_VA, addr, end, CAUSE_UNMAP);
 	bpf_map_update_elem(&shm_sizes, &addr, &size, BPF_ANY);
 }
 
@@ -610,9 +650,7 @@ int BPF_PROG(mrc_sys_exit, struct pt_regs *regs, long ret)
 		do_mremap(regs, ret);
 		break;
 	case NR_mmap:
-		if (regs->r10 & MAP_FIXED_)
-			inval_len(regs->di, ROUND_UP(regs->si, mmap_page(task, regs->r10, regs->r8)),
-				  CAUSE_UNMAP);
+		do_mmap(task, regs, ret);
 		break;
 	case NR_brk:
 		do_brk(ret);
