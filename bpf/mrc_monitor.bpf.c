@@ -731,6 +731,33 @@ int BPF_PROG(mrc_filemap_delete, struct folio *folio)
 	return 0;
 }
 
+/*
+ * io_uring's IORING_OP_FTRUNCATE (Linux 6.9+) truncates in a worker that
+ * makes no system call, so mrc_sys_exit never decodes it, and the private
+ * copies it zaps were never in the page cache (issue 25 item 4).  Its
+ * completion shows it: io_uring_complete runs after the truncation and
+ * before the CQE is written, in whichever task posts it.  Not filtered on
+ * the mm: a truncation by any process drops this one's private copies.
+ * A request with IOSQE_CQE_SKIP_SUCCESS posts nothing and is not seen.
+ */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(mrc_uring_complete, void *ring, void *request)
+{
+	struct io_kiocb *req = request;
+	struct io_ftrunc *ft = request;	/* the request's command data */
+	__u64 map;
+
+	if (!ctl.file_slots || !bpf_core_enum_value_exists(enum io_uring_op, IORING_OP_FTRUNCATE))
+		return 0;
+	if (BPF_CORE_READ(req, opcode) != bpf_core_enum_value(enum io_uring_op, IORING_OP_FTRUNCATE) ||
+	    BPF_CORE_READ(req, cqe.res))
+		return 0;
+	map = (__u64)BPF_CORE_READ(ft, file, f_mapping);
+	if (map)
+		invalidate(map, PAGE_UP((__u64)BPF_CORE_READ(ft, len)), ~0ull, CAUSE_DISCARD);
+	return 0;
+}
+
 /* ---- the library's entry: set a word, find the file behind a range ---- */
 
 struct vma_info {

@@ -63,6 +63,7 @@ struct zap_plan {
 	int free_[3];		/* start, end, walk */
 	int move_pmc;		/* move_page_tables(struct pagetable_move_control *) */
 	int move[3];		/* vma, old_addr, len */
+	int uring_complete;	/* syscall variant: the io_uring_complete tracepoint */
 };
 
 static const struct btf_type *func_proto(const struct btf *btf, const char *name)
@@ -107,40 +108,50 @@ static int find3(const struct btf *btf, const char *fn, const char *a,
 	return out[0] < 0 || out[1] < 0 || out[2] < 0 ? -ENOENT : 0;
 }
 
-static int plan_zap(struct zap_plan *z)
+static int plan_zap(const struct btf *btf, struct zap_plan *z)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *mv;
-	int err = -ENOENT;
 
-	if (!btf)
-		return -ENOTSUP;
 	z->zap_fn = "__zap_vma_range";
 	if (find3(btf, z->zap_fn, "vma", NULL, "start", "addr", "end", z->zap)) {
 		z->zap_fn = "unmap_page_range";
 		if (find3(btf, z->zap_fn, "vma", NULL, "addr", "start", "end", z->zap)) {
 			mrc_log(1, "monitor bpf: no zap function in BTF");
-			goto out;
+			return -ENOENT;
 		}
 	}
 	find3(btf, "__unmap_hugepage_range", "vma", NULL, "start", NULL, "end", z->huge);
 	if (find3(btf, "madvise_free_pte_range", "addr", NULL, "end", NULL, "walk", z->free_)) {
 		mrc_log(1, "monitor bpf: no madvise_free_pte_range in BTF");
-		goto out;
+		return -ENOENT;
 	}
 	mv = func_proto(btf, "move_page_tables");
 	if (!mv) {
 		mrc_log(1, "monitor bpf: no move_page_tables in BTF");
-		goto out;
+		return -ENOENT;
 	}
 	z->move_pmc = btf_vlen(mv) == 1;
 	if (!z->move_pmc &&
 	    find3(btf, "move_page_tables", "vma", NULL, "old_addr", NULL, "len", z->move)) {
 		mrc_log(1, "monitor bpf: unknown move_page_tables prototype");
-		goto out;
+		return -ENOENT;
 	}
-	err = 0;
-out:
+	return 0;
+}
+
+/* What the running kernel offers, from one read of its BTF: the zap
+ * variant's targets when zap is set (-ENOENT when it cannot attach), and
+ * whether io_uring's completion tracepoint exists (CONFIG_IO_URING). */
+static int plan(struct zap_plan *z, int zap)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int err;
+
+	if (!btf)
+		return -ENOTSUP;
+	z->uring_complete = btf__find_by_name_kind(btf, "btf_trace_io_uring_complete",
+						   BTF_KIND_TYPEDEF) >= 0;
+	err = zap ? plan_zap(btf, z) : -ENOENT;
 	btf__free(btf);
 	return err;
 }
@@ -158,6 +169,7 @@ static void autoload(struct mrc_bpf_skel *s, enum mrc_bpf_variant v,
 	bpf_program__set_autoload(s->progs.mrc_move_exit_pmc, zap && z->move_pmc);
 	bpf_program__set_autoload(s->progs.mrc_sys_exit, !zap);
 	bpf_program__set_autoload(s->progs.mrc_filemap_delete, !zap);
+	bpf_program__set_autoload(s->progs.mrc_uring_complete, !zap && z->uring_complete);
 	if (!zap)
 		return;
 	bpf_program__set_attach_target(s->progs.mrc_zap_exit, 0, z->zap_fn);
@@ -286,7 +298,7 @@ static int keep_fds(struct mrc_bpf_set *s, struct mrc_bpf_skel *k)
 		k->progs.mrc_exit_mmap, k->progs.mrc_zap_exit, k->progs.mrc_huge_zap_exit,
 		k->progs.mrc_free_exit, k->progs.mrc_move_exit_args,
 		k->progs.mrc_move_enter_pmc, k->progs.mrc_move_exit_pmc,
-		k->progs.mrc_sys_exit, k->progs.mrc_filemap_delete,
+		k->progs.mrc_sys_exit, k->progs.mrc_filemap_delete, k->progs.mrc_uring_complete,
 	};
 	int err = 0;
 
@@ -402,9 +414,7 @@ int mrc_bpf_load(struct mrc_bpf_set *s)
 		return err;
 	old = libbpf_set_print(libbpf_to_log);
 	memset(&z, 0, sizeof(z));
-	err = -ENOENT;
-	if (!force || !strcmp(force, "zap"))
-		err = plan_zap(&z);
+	err = plan(&z, !force || !strcmp(force, "zap"));
 	if (!err)
 		err = load_variant(s, MRC_BPF_VARIANT_ZAP, &z);
 	if (!err || (force && !strcmp(force, "zap")))

@@ -18,7 +18,7 @@ run() {
 status=0
 run zap "$b"/test-guarantee-* "$b"/test-bpf-* || status=1
 run syscall "$b"/test-bpf-truncate "$b"/test-bpf-hugetlb-truncate "$b"/test-bpf-raw-munmap "$b"/test-bpf-no-spurious \
-	"$b"/test-bpf-fresh-map || status=1
+	"$b"/test-bpf-fresh-map "$b"/test-bpf-uring-ftruncate || status=1
 if [ -x "$GUEST_BUILD/tools/mrc-bpf-bench" ]; then
 	echo "== mrc-bpf-bench (zap variant, guest $(uname -r))"
 	MRCACHE_BPF_VARIANT=zap "$GUEST_BUILD/tools/mrc-bpf-bench" -n 1001 -c 10,100000 2>&1 |
