@@ -96,6 +96,15 @@ static int check_bpf_variant(void)
 	return -EINVAL;
 }
 
+/* MRCACHE_AUTO_BPF is read where auto chooses (monitor/monitor.c), which
+ * reads a bad value as "no": checked here. */
+static int check_auto_bpf(void)
+{
+	int on;
+
+	return mrc_env_bool("MRCACHE_AUTO_BPF", &on);
+}
+
 /* MRCACHE_LOG_LEVEL and MRCACHE_DEBUG are read by lib/common/log.c, which cannot
  * fail a create either. */
 static int check_log_env(void)
@@ -166,6 +175,8 @@ static int apply_env(struct mrcache_config *cfg, const char *name)
 	if (check_log_env())
 		rc = -EINVAL;
 	if (check_bpf_variant())
+		rc = -EINVAL;
+	if (check_auto_bpf())
 		rc = -EINVAL;
 	if (stats == 1)
 		cfg->flags |= MRC_FLAG_STATS_AT_DESTROY;

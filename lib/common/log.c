@@ -32,6 +32,8 @@ static int program_level;		/* atomic */
 static int env_level = LEVEL_UNREAD;	/* atomic */
 static __thread int quiet;		/* see mrc_log_quiet() */
 static __thread const char *cache_name;	/* see mrc_log_name() */
+static __thread char *keep_buf;		/* see mrc_log_keep() */
+static __thread size_t keep_len;
 
 static int read_env_level(void)
 {
@@ -72,6 +74,14 @@ int mrcache_set_log(mrcache_log_fn fn, void *arg, int level)
 void mrc_log_quiet(int on)
 {
 	quiet = on;
+}
+
+void mrc_log_keep(char *buf, size_t len)
+{
+	keep_buf = buf;
+	keep_len = len;
+	if (buf && len)
+		buf[0] = 0;
 }
 
 const char *mrc_log_name(const char *name)
@@ -117,6 +127,11 @@ void mrc_log(int level, const char *fmt, ...)
 
 	if (level == MRCACHE_LOG_ERROR && quiet)
 		level = MRCACHE_LOG_DEBUG;
+	if (keep_buf && keep_len && !keep_buf[0] && level <= MRCACHE_LOG_DEBUG) {
+		va_start(ap, fmt);
+		vsnprintf(keep_buf, keep_len, fmt, ap);
+		va_end(ap);
+	}
 	if (level > log_level())
 		return;
 	pthread_mutex_lock(&sink_lock);
