@@ -6,6 +6,9 @@
  * variable the library does not read, and exits 1 when the configuration
  * in effect cannot create a cache.  Controls: without the unknown variable
  * nothing is flagged; with a valid MRCACHE_MONITOR the exit status is 0.
+ * As root it says what auto takes and why, as the library does: not bpf
+ * without MRCACHE_AUTO_BPF=1 ("bpf: not enabled"), bpf with it where bpf
+ * starts (unless the kernel monitor does).
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +60,7 @@ int main(void)
 	static struct test_child res;
 	const char *name;
 	char line[1024];
+	int bpf_starts;
 
 	if (access(TOOL, X_OK))
 		SKIP("%s is not built", TOOL);
@@ -87,6 +91,19 @@ int main(void)
 		printf("not root: the uid %d case is not run\n", NOBODY);
 		return test_result();
 	}
+	CHECK_EQ(info(NULL, -1, &res), 0);
+	monitor_line(res.out, "auto", line, sizeof(line));
+	printf("as root: %s\n", line);
+	if (!strstr(line, "would use kernel"))
+		CHECK(strstr(line, "would use bpf") == NULL && strstr(line, "bpf: not enabled"));
+	CHECK_EQ(info("MRCACHE_AUTO_BPF=1", -1, &res), 0);
+	name = monitor_line(res.out, "bpf", line, sizeof(line));
+	bpf_starts = strlen(name) > 10 && !strncmp(name + 10, "yes", 3);
+	monitor_line(res.out, "auto", line, sizeof(line));
+	printf("as root, MRCACHE_AUTO_BPF=1: %s\n", line);
+	if (bpf_starts && !strstr(line, "would use kernel"))
+		CHECK(strstr(line, "would use bpf (MRCACHE_AUTO_BPF=1") != NULL);
+
 	CHECK_EQ(info(NULL, NOBODY, &res), 0);
 	monitor_line(res.out, "bpf", line, sizeof(line));
 	if (!strstr(line, "no: ") || !strstr(line, "CAP_BPF") || !strstr(line, "gives -EPERM;")) {

@@ -2,8 +2,9 @@
 /*
  * mrcache-info - what mrcache can do on this machine, as ibv_devinfo,
  * ucx_info and fi_info do for theirs: the monitors that start here and why
- * the others cannot, the configuration in effect after the environment,
- * every MRCACHE_* variable, and the mrmon module's ABI.
+ * the others cannot, what `auto` takes and why, the configuration in
+ * effect after the environment, every MRCACHE_* variable, and the mrmon
+ * module's ABI.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,10 +22,11 @@ static void help(void)
 	printf("mrcache-info - which mrcache monitors work here, and the settings in effect\n\n"
 	       "Starts each monitor on a throw-away cache that pins nothing, as a\n"
 	       "program's mrcache_create() would, and prints whether it started and, if\n"
-	       "not, the library's reason; then the configuration a program gets after\n"
-	       "the MRCACHE_* variables, every variable with its default and value (and\n"
-	       "those set that the library does not read), and the mrmon module's ABI\n"
-	       "version, features and limits when /dev/mrmon exists.  Run it as the\n"
+	       "not, the library's reason, and which one auto would take and why; then\n"
+	       "the configuration a program gets after the MRCACHE_* variables, every\n"
+	       "variable with its default and value (and those set that the library\n"
+	       "does not read), and the mrmon module's ABI version, features and\n"
+	       "limits when /dev/mrmon exists.  Run it as the\n"
 	       "user, and with the environment, of the program in question.\n\n");
 	usage(stdout);
 }

@@ -102,16 +102,58 @@ static const char *const notes[MRCACHE_MONITOR_COUNT_] = {
 	[MRCACHE_MONITOR_NONE] = "manual mrcache_invalidate() only: registrations can go stale",
 };
 
+static void keep_auto_line(void *arg, int level, const char *msg)
+{
+	struct capture *c = arg;
+
+	if (!strncmp(msg, "auto: ", 6))
+		snprintf(c->buf, c->len, "%s", msg + 6);
+}
+
+static int try_auto(void *arg)
+{
+	struct mrcache_config cfg;
+	struct capture *c = arg;
+	int rc;
+
+	mrcache_config_init(&cfg);
+	cfg.flags = MRCACHE_FLAG_NO_ENV;
+	c->buf[0] = 0;
+	mrcache_set_log(keep_auto_line, c, MRCACHE_LOG_DEBUG);
+	rc = info_try_cache(&cfg, NULL);
+	mrcache_set_log(NULL, NULL, MRCACHE_LOG_ERROR);
+	return rc;
+}
+
+/* What `auto` takes here and why: the library's own line, from a create
+ * with it (MRCACHE_AUTO_BPF is read under MRCACHE_FLAG_NO_ENV too). */
+static void info_auto(FILE *out)
+{
+	char line[1024];
+	struct capture c = { line, sizeof(line), 0 };
+	int rc = try_auto(&c);
+
+	if (!line[0])
+		snprintf(line, sizeof(line), "%s", rc ? strerror(-rc) : "(no message)");
+	if (rc)
+		fprintf(out, "  auto    would fail: %s\n", line);
+	else
+		fprintf(out, "  auto    would use %s\n",
+			strncmp(line, "monitor ", 8) ? line : line + 8);
+	fprintf(out, "          (mrcache-info links libmrcache-hooks; in a program without it, "
+		"auto takes neither uffd nor hooks)\n");
+}
+
 void info_monitors(FILE *out)
 {
 	static const enum mrcache_monitor_kind order[] = {
 		MRCACHE_MONITOR_KERNEL, MRCACHE_MONITOR_BPF, MRCACHE_MONITOR_UFFD,
 		MRCACHE_MONITOR_HOOKS, MRCACHE_MONITOR_NONE,
 	};
-	const char *first = NULL;
 	char said[1024];
 
-	fprintf(out, "Monitors (auto tries kernel, bpf, uffd, hooks in this order):\n");
+	fprintf(out, "Monitors (auto tries kernel; bpf where the administrator set "
+		"MRCACHE_AUTO_BPF=1; uffd with libmrcache-hooks linked; hooks):\n");
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		enum mrcache_monitor_kind kind = order[i];
 		const char *name = mrcache_monitor_name(kind);
@@ -121,8 +163,6 @@ void info_monitors(FILE *out)
 		if (rc == 0) {
 			fprintf(out, "  %-7s yes%s%s\n", name, notes[kind] ? ": " : "",
 				notes[kind] ? notes[kind] : "");
-			if (!first && kind != MRCACHE_MONITOR_NONE)
-				first = name;
 		} else {
 			/* The code first: the library's reason may quote another
 			 * errno (open's ENOENT behind the kernel monitor's ENODEV). */
@@ -131,6 +171,5 @@ void info_monitors(FILE *out)
 				reason(said, kind));
 		}
 	}
-	fprintf(out, "  auto    %s%s\n", first ? "would use " : "would fail: no monitor starts",
-		first ? first : "");
+	info_auto(out);
 }
