@@ -16,8 +16,8 @@
  *   ctx->lock   (spinlock, leaf) guards the tree, the slot table (slot
  *               -> watch, the free and limbo stacks), the generation
  *               counter, the words, the header counters, the event ring,
- *               the overflow flag, the active-invalidation count and
- *               range.  Taken by the notifier callbacks,
+ *               the overflow flag, the invalidations in flight
+ *               (ctx->inflight, ctx->wide).  Taken by the notifier callbacks,
  *               which may be non-blockable (the OOM reaper): never held
  *               across anything that sleeps, allocates or takes mmap_lock.
  */
@@ -35,6 +35,15 @@
 #if BITS_PER_LONG != 64
 #error "mrmon needs a 64-bit kernel: user space loads each 64-bit word in one access"
 #endif
+
+/*
+ * Invalidations in flight kept exactly, per descriptor: one per thread of
+ * the owner's mm that is inside an invalidation of it (the OOM reaper and
+ * the reclaim of another process count too).  Eight covers the threads
+ * of a process on most of its CPUs at once; beyond that the union in
+ * ctx->wide is exact enough.
+ */
+#define MRMON_INFLIGHT	8
 
 /*
  * One watched range, a node of its descriptor's interval tree.  Made by
@@ -117,11 +126,18 @@ struct mrmon_ctx {
 	u32 *limbo;			/* queue of slots whose event was lost */
 	u32 limbo_head, nlimbo;		/* (a ring of nslots) */
 	u64 next_gen;
-	/* Invalidations in flight, and the union of their ranges (as KVM's
+	/* Invalidations in flight.  The first MRMON_INFLIGHT are kept one by
+	 * one, so that a WATCH is refused only by an invalidation that
+	 * overlaps it; any beyond are counted in @wide and the union of
+	 * their ranges, which only widens until @wide returns to 0 (as KVM's
 	 * mmu_invalidate_in_progress and mmu_invalidate_range_start/end).
 	 */
-	unsigned long active;
-	unsigned long active_start, active_end;
+	struct mrmon_span {
+		unsigned long start, end;
+	} inflight[MRMON_INFLIGHT];
+	unsigned int ninflight;
+	unsigned long wide;
+	unsigned long wide_start, wide_end;
 	bool dead;			/* closed: the callbacks do nothing */
 	/* Watches an invalidation or UNWATCH unlinked, reused by WATCH and
 	 * freed at close (mrmon_dead_free()): the callback never frees.

@@ -15,13 +15,13 @@
  *     mrmon_mn_start
  *       filter the event (O(1))
  *       spin_lock(ctx->lock)
- *       active++, widen the range
+ *       record the range in flight
  *       mrmon_watches_clear: per overlapping watch,
  *         word &= ~1 (store-release), enqueue, unlink (kept for reuse)
  *       spin_unlock
  *   zap page tables, free pages
  *   invalidate_range_end
- *     mrmon_mn_end: active--
+ *     mrmon_mn_end: remove the range
  *   return to user                    load_acquire(word) != expected: miss
  *
  * Work per call: O(1) for a filtered event; otherwise one leaf spinlock,
@@ -107,13 +107,37 @@ static void mrmon_active_add(struct mrmon_ctx *ctx, unsigned long start,
 			     unsigned long end)
 {
 	lockdep_assert_held(&ctx->lock);
-	if (!ctx->active++) {
-		ctx->active_start = start;
-		ctx->active_end = end;
+	if (ctx->ninflight < MRMON_INFLIGHT) {
+		ctx->inflight[ctx->ninflight++] = (struct mrmon_span){ start, end };
+	} else if (!ctx->wide++) {
+		ctx->wide_start = start;
+		ctx->wide_end = end;
 	} else {
-		ctx->active_start = min(ctx->active_start, start);
-		ctx->active_end = max(ctx->active_end, end);
+		ctx->wide_start = min(ctx->wide_start, start);
+		ctx->wide_end = max(ctx->wide_end, end);
 	}
+}
+
+/*
+ * Under ctx->lock: the invalidation of [start, end) is done.  Its entry is
+ * any one with the same range: two in flight with one range are
+ * interchangeable, and one counted in the union is covered by it as long
+ * as the union's count is not 0.
+ */
+static void mrmon_active_remove(struct mrmon_ctx *ctx, unsigned long start,
+				unsigned long end)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->lock);
+	for (i = 0; i < ctx->ninflight; i++) {
+		if (ctx->inflight[i].start == start && ctx->inflight[i].end == end) {
+			ctx->inflight[i] = ctx->inflight[--ctx->ninflight];
+			return;
+		}
+	}
+	if (ctx->wide)
+		ctx->wide--;
 }
 
 /**
@@ -156,8 +180,8 @@ static int mrmon_mn_start(struct mmu_notifier *mn,
  * The same filter as the start, so only counted starts are counted out.
  * An end whose start ran before SETUP registered the notifier cannot
  * happen (registration excludes invalidations in flight with
- * mm_take_all_locks() and the mmap_lock); the count is not decremented
- * past zero all the same.
+ * mm_take_all_locks() and the mmap_lock); the union's count is not
+ * decremented past zero all the same.
  */
 static void mrmon_mn_end(struct mmu_notifier *mn,
 			 const struct mmu_notifier_range *range)
@@ -167,8 +191,7 @@ static void mrmon_mn_end(struct mmu_notifier *mn,
 	if (!mrmon_cause_of(range->event))
 		return;
 	spin_lock(&ctx->lock);
-	if (ctx->active)
-		ctx->active--;
+	mrmon_active_remove(ctx, range->start, range->end);
 	spin_unlock(&ctx->lock);
 }
 

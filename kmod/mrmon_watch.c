@@ -6,9 +6,10 @@
  * One struct mmu_notifier per descriptor, and behind it this tree, all
  * under ctx->lock (the kdreg2 shape).  The collision protocol is the
  * kernel's own range tracking (KVM's mmu_invalidate_in_progress and
- * mmu_invalidate_range_start/end): invalidate_range_start counts itself
- * in ctx->active and widens [active_start, active_end) to cover its range
- * before it clears anything; invalidate_range_end counts itself out.
+ * mmu_invalidate_range_start/end, kept per invalidation):
+ * invalidate_range_start records its range in ctx->inflight (beyond
+ * MRMON_INFLIGHT of them, in the union ctx->wide) before it clears
+ * anything; invalidate_range_end removes it.
  *
  * WATCH (mrmon_watch_one)                 any thread changing the range
  * -----------------------                 -----------------------------
@@ -16,7 +17,7 @@
  * spin_lock(ctx->lock)                    invalidate_range_start
  * an active invalidation overlaps?          (mrmon_mn_start):
  *   yes: unlock, report NOT ARMED           spin_lock(ctx->lock)
- * take a slot, a new generation g           active++, widen the range
+ * take a slot, a new generation g           record the range in flight
  * word = g << 1 | 1 (store-release)         for each overlapping watch:
  * insert into the tree                        word &= ~1 (store-release)
  * spin_unlock                                 queue its event
@@ -24,7 +25,7 @@
  *                                           spin_unlock
  *                                         change the page tables
  *                                         invalidate_range_end
- *                                           (mrmon_mn_end): active--
+ *                                           (mrmon_mn_end): remove it
  *
  * Both sides hold ctx->lock, so each WATCH is ordered against each
  * invalidation start.  An invalidation that started before the insert is
@@ -152,8 +153,13 @@ static void mrmon_word_set(struct mrmon_ctx *ctx, u32 slot, u64 value)
 static bool mrmon_collides(const struct mrmon_ctx *ctx, unsigned long start,
 			   unsigned long end)
 {
+	unsigned int i;
+
 	lockdep_assert_held(&ctx->lock);
-	return ctx->active && start < ctx->active_end && end > ctx->active_start;
+	for (i = 0; i < ctx->ninflight; i++)
+		if (start < ctx->inflight[i].end && end > ctx->inflight[i].start)
+			return true;
+	return ctx->wide && start < ctx->wide_end && end > ctx->wide_start;
 }
 
 /* Under ctx->lock: a watch out of the tree and its slot, kept for reuse. */

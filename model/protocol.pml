@@ -19,9 +19,9 @@
  *
  * Abstractions (docs/protocol.md, "The model"):
  *  - One address range.  Every watch and every region covers it, so every
- *    invalidation overlaps every watch in the tree and the active range
- *    [active_start, active_end) always overlaps a WATCH's range
- *    (mrmon_collides is "an invalidation is in flight"), and a hit's range
+ *    invalidation overlaps every watch in the tree and a range in flight
+ *    (ctx->inflight) always overlaps a WATCH's range (mrmon_collides is
+ *    "an invalidation is in flight"), and a hit's range
  *    and access check (region_covers) always passes.
  *  - "Pages" are the version of the mapping at that address: what a
  *    registration pins.  The unmapping thread changes the range NUNMAP
@@ -29,11 +29,10 @@
  *    huge-page split).  Every change that passes mrmon_mn_start's filter
  *    clears the words, whatever it does to the pages; a permission-only
  *    event (filtered out) changes no pages and is not modelled.
- *  - One invalidation at a time (one unmapping thread): ctx->active is
- *    0 or 1 (inflight).  mrmon_mn_start counts itself in, widens the
- *    range, and clears and unlinks every watch in the tree in one
- *    ctx->lock section; the page tables change; mrmon_mn_end counts
- *    itself out.
+ *  - One invalidation at a time (one unmapping thread): ctx->inflight
+ *    holds 0 or 1 range (inflight).  mrmon_mn_start records its range,
+ *    and clears and unlinks every watch in the tree in one ctx->lock
+ *    section; the page tables change; mrmon_mn_end removes its range.
  *  - A ctx->lock section, a library atomic read-modify-write, a read of
  *    the event ring, are one step each; every other shared access is a
  *    step of its own, under sequential consistency (the code's
@@ -167,8 +166,8 @@ byte mapped = 1;	/* version of the pages mapped at the address */
 byte nver = 1;		/* newest version so far */
 
 /* ---- kmod: struct mrmon_ctx, struct mrmon_watch (ctx->lock) ---- */
-bit inflight;		/* ctx->active != 0 (one unmapping thread); its range
-			 * [active_start, active_end) is the one range */
+bit inflight;		/* ctx->ninflight != 0 (one unmapping thread); its
+			 * range is the one range */
 byte word[NSLOT];	/* ctx->words[]: gen << 1 | valid */
 byte wgen[NSLOT];	/* w->gen of the slot's watch (kept until the slot is free) */
 byte next_gen;		/* ctx->next_gen */
@@ -263,7 +262,7 @@ inline check_kernel()
  * then share it: the model says so at once. */
 inline mrmon_slot_put(s)
 {
-	/* @code kmod/mrmon_watch.c:mrmon_slot_put:133-134 */
+	/* @code kmod/mrmon_watch.c:mrmon_slot_put:134-135 */
 	assert(!sfree[s] && !wused[s]);
 	sfree[s] = 1;
 	/* What nobody reads any more, zeroed: fewer states.  The code keeps
@@ -286,9 +285,9 @@ inline mrmon_slot_put(s)
  * off the free stack until read() hands the event over. */
 inline mrmon_watch_clear(s)
 {
-	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:299-308 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_clear:305-314 */
 	/* @code kmod/mrmon_notify.c:mrmon_event_push:89-100 */
-	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:363-369 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:369-375 */
 	assert(wused[s]);
 	word[s] = word[s] & ~VALID;
 	kpages[s] = 0;		/* ghosts: it vouches for nothing now */
@@ -314,14 +313,14 @@ inline mrmon_watch_clear(s)
 /* mrmon_mn_start(), the descriptor's invalidate_range_start, in the
  * invalidating thread, under ctx->lock: the event passes the filter (a
  * permission-only change is skipped before the lock and changes no
- * pages: not modelled), the invalidation counts itself active and widens
- * the active range (one range: the range), then every watch in the tree
+ * pages: not modelled), the invalidation records its range in flight
+ * (one range: the range), then every watch in the tree
  * (one range: all of them) is cleared and unlinked. */
 inline mrmon_mn_start(s)
 {
-	/* @code kmod/mrmon_notify.c:mrmon_mn_start:136-145 */
-	/* @code kmod/mrmon_notify.c:mrmon_active_add:110-116 */
-	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:351-352 */
+	/* @code kmod/mrmon_notify.c:mrmon_mn_start:160-169 */
+	/* @code kmod/mrmon_notify.c:mrmon_active_add:110-118 */
+	/* @code kmod/mrmon_watch.c:mrmon_watches_clear:357-358 */
 	atomic {
 		inflight = 1;
 		for (s : 0 .. NSLOT - 1) {
@@ -340,11 +339,12 @@ inline mrmon_mn_start(s)
 	}
 }
 
-/* mrmon_mn_end(), invalidate_range_end: the change is done; the count
- * goes out, under ctx->lock. */
+/* mrmon_mn_end(), invalidate_range_end: the change is done; its range
+ * is removed from those in flight, under ctx->lock. */
 inline mrmon_mn_end()
 {
-	/* @code kmod/mrmon_notify.c:mrmon_mn_end:169-172 */
+	/* @code kmod/mrmon_notify.c:mrmon_mn_end:193-195 */
+	/* @code kmod/mrmon_notify.c:mrmon_active_remove:133-140 */
 	inflight = 0
 }
 
@@ -368,14 +368,14 @@ inline mrmon_watch_one(r, s, e)
 	:: true ->
 #ifdef MUTANT_WATCH_SPLIT_LOCK
 		/* the check in one lock section, the insert in another */
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:235-241 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:241-247 */
 		e = (inflight -> 0 : 1);
 		if
 		:: e != 0 ->
 #endif
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:235-241 */
-		/* @code kmod/mrmon_watch.c:mrmon_collides:155-156 */
-		/* @code kmod/mrmon_watch.c:mrmon_watch_one:243-254 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:241-247 */
+		/* @code kmod/mrmon_watch.c:mrmon_collides:159-162 */
+		/* @code kmod/mrmon_watch.c:mrmon_watch_one:249-260 */
 		atomic {
 			s = 0; e = 0;
 #if !defined(MUTANT_WATCH_NO_ACTIVE_CHECK) && !defined(MUTANT_WATCH_SPLIT_LOCK)
@@ -445,8 +445,8 @@ inline mrmon_watch_one(r, s, e)
 inline mrmon_unwatch_one(s, e)
 {
 #ifndef MUTANT_UNWATCH_REMOVE_FIRST
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:275-284 */
-	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:175-176 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:281-290 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:181-182 */
 	atomic {
 		if
 		:: wused[s] && WORD(wgen[s]) == e ->
@@ -461,7 +461,7 @@ inline mrmon_unwatch_one(s, e)
 		fi
 	}
 #else
-	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:175-176 */
+	/* @code kmod/mrmon_watch.c:mrmon_watch_unlink:181-182 */
 	atomic {
 		if
 		:: wused[s] && WORD(wgen[s]) == e ->
@@ -469,7 +469,7 @@ inline mrmon_unwatch_one(s, e)
 		:: else
 		fi
 	};
-	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:282-284 */
+	/* @code kmod/mrmon_watch.c:mrmon_unwatch_one:288-290 */
 	atomic {
 		if
 		:: rmfirst == s ->
@@ -716,9 +716,9 @@ inline kernel_drain(ev, ec, es, eg, ov, r, won)
 	/* @code lib/monitor/kernel.c:kernel_drain:343-343 */
 	/* @code lib/monitor/kernel.c:kernel_pending:330-330 */
 	/* @code kmod/mrmon_main.c:mrmon_read:322-322 */
-	/* @code kmod/mrmon_notify.c:mrmon_overflow_copy:256-262 */
-	/* @code kmod/mrmon_notify.c:mrmon_events_copy:303-313 */
-	/* @code kmod/mrmon_notify.c:mrmon_ring_consume:219-219 */
+	/* @code kmod/mrmon_notify.c:mrmon_overflow_copy:279-285 */
+	/* @code kmod/mrmon_notify.c:mrmon_events_copy:326-336 */
+	/* @code kmod/mrmon_notify.c:mrmon_ring_consume:242-242 */
 	atomic {
 		ov = overflow;
 		overflow = 0;
