@@ -8,8 +8,9 @@
  * it is safe while other threads run.  A start first checks that calls
  * made from the application's side really reach libmrcache's definitions
  * (they do not when libmrcache-hooks is not loaded, when it was dlopen()ed,
- * or when libc was found first); it fails with -ENOTSUP otherwise, saying
- * which (libmrcache-hooks' constructor sets hooks_loaded).
+ * or when libc was found first; free() does not in a fully static
+ * program); it fails with -ENOTSUP otherwise, saying which
+ * (libmrcache-hooks' constructor sets hooks_loaded).
  *
  * Words are user-side: mrc_cache_unmapped() clears them in the unmapping
  * thread after the real call returns.  watch() waits for nothing: an unmap
@@ -39,9 +40,15 @@ static void note_heap(uintptr_t heap_lo)
 		hooks_malloc_note_heap(heap_lo);
 }
 
+/* glibc's own free(), for telling it from another allocator's. */
+extern void __libc_free(void *ptr);
+
 static uint64_t hooks_generation;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_result;
+/* Why the probe failed: munmap() does not reach libmrcache-hooks, or (a
+ * fully static program) munmap() does and glibc's free() bypasses it. */
+static int probe_glibc_free;
 
 struct hooks_monitor {
 	struct mrc_monitor base;
@@ -67,14 +74,24 @@ static uintptr_t brk_heap_start(void)
 
 /* Do munmap() and free() called from outside land in libmrcache?  The
  * calls below bind like the application's: through the PLT of a shared
- * libmrcache, or statically in a program linked with libmrcache.a. */
+ * libmrcache, or statically in a program linked with libmrcache.a.
+ *
+ * A free() that does not land here but is glibc's own is a fully static
+ * program: libmrcache-hooks' free() is weak so that such a link succeeds,
+ * and glibc's free() then unmaps blocks through its internal __munmap,
+ * which nothing interposes.  Every free() of a registered block would go
+ * unseen (316 stale gets in a churn test): refuse to start.  Another
+ * allocator in front (a sanitizer's, jemalloc) unmaps through the PLT or
+ * keeps freed memory for a while: a warning, as before. */
 static void probe(void)
 {
 	size_t page = (size_t)getpagesize();
 	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *volatile block;	/* the compiler may drop a malloc/free pair */
+	void (*volatile app_free)(void *), (*volatile glibc_free)(void *);
 	unsigned before;
+	int free_seen;
 
 	if (p == MAP_FAILED) {
 		probe_result = -errno;
@@ -91,12 +108,22 @@ static void probe(void)
 	before = __atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST);
 	block = malloc(1);
 	free(block);
-	if (__atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST) == before)
+	free_seen = __atomic_load_n(&hooks_probe_hits, __ATOMIC_SEQ_CST) != before;
+	/* Through volatile: glibc's free is an alias of __libc_free, and a
+	 * compiler may fold the comparison of two symbols to "different"
+	 * (clang does). */
+	app_free = free;
+	glibc_free = __libc_free;
+	if (!free_seen && app_free == glibc_free) {
+		probe_glibc_free = 1;
+		probe_result = -ENOTSUP;
+	} else if (!free_seen) {
 		mrc_log(1, "monitor hooks: free() does not reach libmrcache: "
-			"blocks glibc unmaps inside free() are not seen");
-	else if (!hooks_malloc_is_glibc || !hooks_malloc_is_glibc())
+			"blocks its allocator unmaps inside free() are not seen");
+	} else if (!hooks_malloc_is_glibc || !hooks_malloc_is_glibc()) {
 		mrc_log(1, "monitor hooks: the allocator is not glibc's: only "
 			"its munmap/madvise calls through the PLT are seen");
+	}
 	__atomic_store_n(&hooks_probing, 0, __ATOMIC_SEQ_CST);
 	note_heap(brk_heap_start());
 }
@@ -109,7 +136,12 @@ int hooks_interposed(void)
 
 static void explain(int level)
 {
-	if (!__atomic_load_n(&hooks_loaded, __ATOMIC_ACQUIRE))
+	if (probe_glibc_free)
+		mrc_log(level, "monitor hooks: free() is glibc's own and does not reach "
+			"libmrcache-hooks (a fully static program keeps glibc's "
+			"free(), which unmaps blocks unseen): link the program "
+			"dynamically against libc, or use another monitor");
+	else if (!__atomic_load_n(&hooks_loaded, __ATOMIC_ACQUIRE))
 		mrc_log(level, "monitor hooks: libmrcache-hooks is not loaded in this "
 			"process (a linker with --as-needed drops it from a program "
 			"that calls none of its functions itself): link it with "
