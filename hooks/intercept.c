@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hooks/intercept.c - libmrcache's own munmap, mremap, madvise, mmap, brk,
- * sbrk, shmat and shmdt (see hooks.h and docs/monitors.md).
+ * sbrk, shmat and shmdt (see hooks.h and docs/monitors.md); the calls that
+ * act on a file's every mapping are in hooks/file.c.
  *
  * Symbol interposition, not code patching: these definitions are in place
  * from the moment the library is loaded, so "installing" the hooks monitor
@@ -139,6 +140,10 @@ int madvise(void *addr, size_t len, int advice)
 	rc = real ? real(addr, len, advice) : (int)syscall(SYS_madvise, addr, len, advice);
 	/* ENOMEM for a hole in the range still discards the rest. */
 	after(watching, s, e, MRCACHE_CAUSE_DISCARD);
+	/* A hole punched in the file: every other mapping of it lost the
+	 * pages too (file.c). */
+	if (watching && advice == MADV_REMOVE)
+		hooks_file_removed(s, e);
 	return rc;
 }
 

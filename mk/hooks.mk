@@ -3,7 +3,7 @@
 # frees through them), so they must not carry that sanitizer's checks.
 # What they call once a cache exists (hooks_fanout.c) stays instrumented,
 # so TSan sees its synchronisation.
-HOOKS_NOSAN_OBJ := $(BUILD)/hooks/malloc.o $(BUILD)/hooks/intercept.o
+HOOKS_NOSAN_OBJ := $(BUILD)/hooks/malloc.o $(BUILD)/hooks/intercept.o $(BUILD)/hooks/file.o
 $(HOOKS_NOSAN_OBJ): CFLAGS += $(if $(SAN),-fno-sanitize=all)
 
 # test-hooks-as-needed runs one program linked against the shared libraries

@@ -4,7 +4,9 @@
  * hooks/malloc.c) share with the monitors that use them.
  *
  * libmrcache defines munmap, mremap, madvise, mmap, brk, sbrk, shmat,
- * shmdt, free, realloc, reallocarray and malloc_trim.  Each forwards to the
+ * shmdt, free, realloc, reallocarray and malloc_trim, and (for what they
+ * take from every mapping of a file) ftruncate, truncate, fallocate and
+ * remap_file_pages.  Each forwards to the
  * next definition (libc, or a sanitizer's interceptor) found with
  * dlsym(RTLD_NEXT) and, while a cache uses the hooks monitor, reports the
  * range it unmapped to every such cache: before the call (so no get hits
@@ -64,6 +66,10 @@ static inline void hooks_report(uintptr_t start, uintptr_t end,
 /* 0 when the application's munmap() reaches libmrcache's definition, else
  * -ENOTSUP (checked once, monitor/hooks.c). */
 int hooks_interposed(void);
+
+/* MADV_REMOVE of [start, end) punched a hole in the files behind it:
+ * report every mapping of those file ranges (hooks/file.c). */
+void hooks_file_removed(uintptr_t start, uintptr_t end);
 
 /* The free() side: decode glibc's chunk header (hooks/malloc.c). */
 int hooks_malloc_is_glibc(void);

@@ -230,6 +230,92 @@ size_t mrc_vma_page_size(uintptr_t addr)
 	return v.page_size;
 }
 
+/* One line of /proc/self/maps with a file behind it: 1, else 0. */
+static int file_line(const char *line, uintptr_t *lo, uintptr_t *hi, uint64_t *off,
+		     struct mrc_file_id *id)
+{
+	unsigned long l, h;
+	unsigned long long o, ino;
+
+	if (sscanf(line, "%lx-%lx %*s %llx %x:%x %llu", &l, &h, &o, &id->dev_major,
+		   &id->dev_minor, &ino) != 6 || !ino || h <= l)
+		return 0;
+	*lo = l;
+	*hi = h;
+	*off = o;
+	id->ino = ino;
+	return 1;
+}
+
+struct file_maps {
+	const struct mrc_file_id *id;
+	uint64_t off_lo, off_hi;
+	void (*fn)(uintptr_t start, uintptr_t end, void *arg);
+	void *arg;
+};
+
+static int file_maps_line(const char *line, void *arg)
+{
+	struct file_maps *f = arg;
+	struct mrc_file_id id;
+	uintptr_t lo, hi;
+	uint64_t off, a, b;
+
+	if (!file_line(line, &lo, &hi, &off, &id) || id.ino != f->id->ino ||
+	    id.dev_major != f->id->dev_major || id.dev_minor != f->id->dev_minor)
+		return 0;
+	a = off > f->off_lo ? off : f->off_lo;
+	b = off + (hi - lo) < f->off_hi ? off + (hi - lo) : f->off_hi;
+	if (a < b)
+		f->fn(lo + (uintptr_t)(a - off), lo + (uintptr_t)(b - off), f->arg);
+	return 0;
+}
+
+int mrc_vma_file_maps(const struct mrc_file_id *id, uint64_t off_lo, uint64_t off_hi,
+		      void (*fn)(uintptr_t start, uintptr_t end, void *arg), void *arg)
+{
+	struct file_maps f = { id, off_lo, off_hi, fn, arg };
+	int fd = self_maps_fd();
+
+	return fd < 0 ? fd : each_line(fd, file_maps_line, &f);
+}
+
+struct files_in {
+	uintptr_t start, end;
+	void (*fn)(const struct mrc_file_id *id, uint64_t off_lo, uint64_t off_hi,
+		   void *arg);
+	void *arg;
+};
+
+static int files_in_line(const char *line, void *arg)
+{
+	struct files_in *f = arg;
+	struct mrc_file_id id;
+	uintptr_t lo, hi;
+	uint64_t off;
+
+	if (!file_line(line, &lo, &hi, &off, &id) || hi <= f->start || lo >= f->end)
+		return 0;
+	if (lo < f->start) {
+		off += f->start - lo;
+		lo = f->start;
+	}
+	if (hi > f->end)
+		hi = f->end;
+	f->fn(&id, off, off + (hi - lo), f->arg);
+	return 0;
+}
+
+int mrc_vma_files_in(uintptr_t start, uintptr_t end,
+		     void (*fn)(const struct mrc_file_id *id, uint64_t off_lo,
+				uint64_t off_hi, void *arg), void *arg)
+{
+	struct files_in f = { start, end, fn, arg };
+	int fd = self_maps_fd();
+
+	return fd < 0 ? fd : each_line(fd, files_in_line, &f);
+}
+
 static int meminfo_line(const char *line, void *arg)
 {
 	unsigned long kb;

@@ -46,6 +46,29 @@ size_t mrc_huge_page_default(void);
  * page size for MAP_HUGETLB or a hugetlbfs file, else the base page. */
 size_t mrc_mmap_page_size(int flags, int fd);
 
+/* A file, as /proc/self/maps names it (0 for anonymous memory). */
+struct mrc_file_id {
+	uint64_t ino;
+	unsigned dev_major, dev_minor;
+};
+
+/* For truncation and hole punching, which take pages from every mapping
+ * of a file, not only from the one the call named.  Both read
+ * /proc/self/maps (stack buffers, like the rest), so they cost a read of
+ * that file: for the hooks of calls that are rare, not for a watch.
+ *
+ * fn(start, end, arg) for each mapping (shared or private) of the file
+ * `id`, for the part of it that maps file offsets in [off_lo, off_hi)
+ * (off_hi UINT64_MAX: to the end).  0, or -errno (no /proc). */
+int mrc_vma_file_maps(const struct mrc_file_id *id, uint64_t off_lo, uint64_t off_hi,
+		      void (*fn)(uintptr_t start, uintptr_t end, void *arg), void *arg);
+
+/* fn(id, off_lo, off_hi, arg) for each file mapping in [start, end): the
+ * file and the offsets that part of the range maps.  0, or -errno. */
+int mrc_vma_files_in(uintptr_t start, uintptr_t end,
+		     void (*fn)(const struct mrc_file_id *id, uint64_t off_lo,
+				uint64_t off_hi, void *arg), void *arg);
+
 /* x rounded up to a power of two. */
 static inline uintptr_t mrc_round_up(uintptr_t x, size_t to)
 {
