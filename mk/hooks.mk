@@ -39,3 +39,13 @@ $(BUILD)/tests/hooks-static-prog: tests/hooks-static-prog.c \
 	  $(BUILD)/libmrcache.a $(LDFLAGS) $(LIB_LIBS) || \
 	  { rm -f $@; echo "$@: cannot link -static here: test-hooks-static skips"; }
 $(BUILD)/tests/test-hooks-static: $(HOOKS_STATIC_PROG)
+
+# test-uffd-file-gaps runs test-guarantee-file built without
+# libmrcache-hooks: the uffd monitor alone, and what the kernel never
+# tells it.
+$(BUILD)/tests/nohooks-guarantee-file: tests/test-guarantee-file.c \
+		$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/util/*.c)) $(BUILD)/libmrcache.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/util $(CFLAGS) $(LIB_CFLAGS) -o $@ $< \
+	  $(TESTUTIL_OBJ) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) -ldl
+$(BUILD)/tests/test-uffd-file-gaps: $(BUILD)/tests/nohooks-guarantee-file
