@@ -49,3 +49,12 @@ $(BUILD)/tests/nohooks-guarantee-file: tests/test-guarantee-file.c \
 	$(CC) $(CPPFLAGS) -Itests/util $(CFLAGS) $(LIB_CFLAGS) -o $@ $< \
 	  $(TESTUTIL_OBJ) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) -ldl
 $(BUILD)/tests/test-uffd-file-gaps: $(BUILD)/tests/nohooks-guarantee-file
+
+# test-uffd-thread-gaps runs test-stale-threads built without
+# libmrcache-hooks: uffd alone, another thread's unmap seen late.
+$(BUILD)/tests/nohooks-stale-threads: tests/test-stale-threads.c \
+		$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/util/*.c)) $(BUILD)/libmrcache.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/util $(CFLAGS) $(LIB_CFLAGS) -o $@ $< \
+	  $(TESTUTIL_OBJ) $(LIB_A) $(LDFLAGS) $(LIB_LIBS) -ldl
+$(BUILD)/tests/test-uffd-thread-gaps: $(BUILD)/tests/nohooks-stale-threads $(HOOKS_LINK_PROGS)

@@ -10,6 +10,8 @@
  * With the arguments "monitor NAME" it starts that monitor instead and
  * prints which one it got ("started MONITOR").  With "fork-uffd" it runs
  * test-uffd-fork-child's case with plain uffd (no hooks in the process).
+ * With "late-uffd N" it counts, under uffd, the puts right after munmap()
+ * that did not yet know the region was gone (test-uffd-thread-gaps).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -100,6 +102,50 @@ static int fork_child(const struct mrcache_backend_ops *ops)
 	return mrcache_destroy(c) || !WIFEXITED(status) || WEXITSTATUS(status);
 }
 
+static unsigned long deregs;	/* atomic */
+
+static int dereg_count(void *arg, void *handle)
+{
+	__atomic_fetch_add(&deregs, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Issue 25 item 11: right after munmap() returns, is the region already
+ * known to be gone?  Each round holds a registration across the munmap of
+ * its range; a put that sees the invalidation deregisters at once.
+ * Prints how many of n puts did not, under the uffd monitor. */
+static int late_uffd(int n)
+{
+	static const struct mrcache_backend_ops ops = { reg, dereg_count };
+	struct mrcache *c = uffd_cache(&ops);
+	int late = 0;
+
+	if (!c) {
+		printf("uffd cannot start\n");
+		return 77;
+	}
+	for (int i = 0; i < n; i++) {
+		void *p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		struct mrcache_region *r;
+		unsigned long before;
+
+		if (p == MAP_FAILED)
+			return 2;
+		memset(p, 1, LEN);
+		if (mrcache_get(c, p, LEN, 0, &r))
+			return 2;
+		before = __atomic_load_n(&deregs, __ATOMIC_RELAXED);
+		munmap(p, LEN);
+		mrcache_put(c, r);
+		if (__atomic_load_n(&deregs, __ATOMIC_RELAXED) == before)
+			late++;
+		mrcache_flush(c);
+	}
+	printf("late %d of %d\n", late, n);
+	return mrcache_destroy(c) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct mrcache_backend_ops ops = { reg, dereg };
@@ -114,6 +160,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "fork-uffd"))
 		return fork_child(&ops);
+	if (argc > 2 && !strcmp(argv[1], "late-uffd"))
+		return late_uffd(atoi(argv[2]));
 	printf("libmrcache-hooks %s\n", dlopen("libmrcache-hooks.so.0", RTLD_NOW | RTLD_NOLOAD) ?
 	       "loaded" : "not loaded");
 	mrcache_config_init(&cfg);
