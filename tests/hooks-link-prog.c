@@ -10,8 +10,8 @@
  * With the arguments "monitor NAME" it starts that monitor instead and
  * prints which one it got ("started MONITOR").  With "fork-uffd" it runs
  * test-uffd-fork-child's case with plain uffd (no hooks in the process).
- * With "late-uffd N" it counts, under uffd, the puts right after munmap()
- * that did not yet know the region was gone (test-uffd-thread-gaps).
+ * With "late MONITOR N" it counts the puts right after munmap() that did
+ * not yet know the region was gone (test-uffd-thread-gaps).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -113,15 +113,20 @@ static int dereg_count(void *arg, void *handle)
 /* Issue 25 item 11: right after munmap() returns, is the region already
  * known to be gone?  Each round holds a registration across the munmap of
  * its range; a put that sees the invalidation deregisters at once.
- * Prints how many of n puts did not, under the uffd monitor. */
-static int late_uffd(int n)
+ * Prints how many of n puts did not, under monitor m. */
+static int late_puts(enum mrcache_monitor_kind m, int n)
 {
 	static const struct mrcache_backend_ops ops = { reg, dereg_count };
-	struct mrcache *c = uffd_cache(&ops);
+	struct mrcache_config cfg;
+	struct mrcache *c;
 	int late = 0;
 
-	if (!c) {
-		printf("uffd cannot start\n");
+	mrcache_config_init(&cfg);
+	cfg.ops = &ops;
+	cfg.flags = MRCACHE_FLAG_NO_ENV;
+	cfg.monitor = m;
+	if (mrcache_create(&cfg, &c)) {
+		printf("%s cannot start\n", mrcache_monitor_name(m));
 		return 77;
 	}
 	for (int i = 0; i < n; i++) {
@@ -160,8 +165,13 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "fork-uffd"))
 		return fork_child(&ops);
-	if (argc > 2 && !strcmp(argv[1], "late-uffd"))
-		return late_uffd(atoi(argv[2]));
+	if (argc > 3 && !strcmp(argv[1], "late")) {
+		enum mrcache_monitor_kind m;
+
+		if (mrcache_monitor_parse(argv[2], &m))
+			return 2;
+		return late_puts(m, atoi(argv[3]));
+	}
 	printf("libmrcache-hooks %s\n", dlopen("libmrcache-hooks.so.0", RTLD_NOW | RTLD_NOLOAD) ?
 	       "loaded" : "not loaded");
 	mrcache_config_init(&cfg);
