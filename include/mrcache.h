@@ -385,8 +385,9 @@ static inline int mrcache_stats_get(struct mrcache *cache, struct mrcache_stats 
 int mrcache_stats_print(struct mrcache *cache, FILE *out);
 /*
  * Messages.  Errors a user must see (MRCACHE_LOG_ERROR) go to stderr,
- * prefixed "mrcache: "; debug messages (which monitor `auto` chose and why
- * the others could not start, the MRCACHE_* variables read) and trace
+ * prefixed "mrcache: "; info messages (MRCACHE_LOG_INFO, also named
+ * MRCACHE_LOG_DEBUG: which monitor `auto` chose and why the others could
+ * not start or were not taken, the MRCACHE_* variables read) and trace
  * messages (libbpf's, every refused registration) only when asked for.
  *
  * mrcache_set_log() routes every message to fn instead (NULL: back to
@@ -400,7 +401,8 @@ int mrcache_stats_print(struct mrcache *cache, FILE *out);
  * MRCACHE_LOG_ERROR..MRCACHE_LOG_TRACE (nothing changes then).
  */
 #define MRCACHE_LOG_ERROR	0
-#define MRCACHE_LOG_DEBUG	1
+#define MRCACHE_LOG_INFO	1
+#define MRCACHE_LOG_DEBUG	MRCACHE_LOG_INFO	/* its name in 0.1 */
 #define MRCACHE_LOG_TRACE	2
 typedef void (*mrcache_log_fn)(void *arg, int level, const char *msg);
 int mrcache_set_log(mrcache_log_fn fn, void *arg, int level);

@@ -90,6 +90,7 @@ int main(void)
 	static const char *const bad_size[] = { "MRCACHE_MAX_BYTES=12x", NULL };
 	static const char *const env_debug[] = { "MRCACHE_LOG_LEVEL=1", NULL };
 	static const char *const env_debug_name[] = { "MRCACHE_LOG_LEVEL=Debug", NULL };
+	static const char *const env_info[] = { "MRCACHE_LOG_LEVEL=info", NULL };
 	static const char *const env_trace[] = { "MRCACHE_LOG_LEVEL=trace", NULL };
 	static const char *const env_error[] = { "MRCACHE_LOG_LEVEL=0", NULL };
 	static const char *const old_debug[] = { "MRCACHE_DEBUG=1", NULL };
@@ -103,6 +104,7 @@ int main(void)
 	run(bad_size, &level1, 2, "1|environment: MRCACHE_MAX_BYTES=12x\n", NULL);
 	run(env_debug, &level0, 0, "1|environment: MRCACHE_LOG_LEVEL=1\n", NULL);
 	run(env_debug_name, &level0, 0, "1|environment: MRCACHE_LOG_LEVEL=Debug\n", NULL);
+	run(env_info, &level0, 0, "1|environment: MRCACHE_LOG_LEVEL=info\n", NULL);
 	run(env_trace, &level0, 0, "1|environment: MRCACHE_LOG_LEVEL=trace\n", NULL);
 	run(old_debug, &level0, 0, "1|environment: MRCACHE_DEBUG=1\n", NULL);
 	run(env_error, &level1, 0, NULL, "1|");

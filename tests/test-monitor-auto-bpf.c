@@ -72,8 +72,8 @@ static int through_set_log(void *arg)
 		printf("at the error level: %d lines (%s)\n", h.lines, h.line);
 		return 1;
 	}
-	mrcache_set_log(hear, &h, MRCACHE_LOG_DEBUG);
-	if (create_auto(NULL) || h.lines != 1 || h.level != MRCACHE_LOG_DEBUG) {
+	mrcache_set_log(hear, &h, MRCACHE_LOG_INFO);
+	if (create_auto(NULL) || h.lines != 1 || h.level != MRCACHE_LOG_INFO) {
 		printf("at the debug level: %d lines, level %d (%s)\n", h.lines, h.level, h.line);
 		return 1;
 	}

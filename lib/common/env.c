@@ -7,7 +7,7 @@
  *  - a size or a count is decimal or 0x-prefixed hex, optionally followed
  *    by K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB or TiB in any case, all
  *    binary (1024-based); "inf" and "unlimited" mean no limit (0);
- *  - a log level is 0/error, 1/debug or 2/trace, in any case.
+ *  - a log level is 0/error, 1/info (or debug) or 2/trace, in any case.
  * Anything else is -EINVAL and a message naming the variable.  A variable
  * with the prefix that the library does not read is most likely a typo:
  * it gets a warning, once per process.
@@ -39,7 +39,7 @@ static const struct {
 	{ "MRCACHE_DISABLE", "0",
 	  "boolean: pass-through, nothing cached: every get registers, every last put deregisters" },
 	{ "MRCACHE_LOG_LEVEL", "error",
-	  "0/error, 1/debug (monitor choice, variables read), 2/trace (also libbpf, refused registrations)" },
+	  "0/error, 1/info or debug (monitor choice and why, variables read), 2/trace (also libbpf, refused registrations)" },
 	{ "MRCACHE_MAX_BYTES", "unlimited",
 	  "a size: most bytes cached (0 or unlimited: no limit); overrides max_bytes" },
 	{ "MRCACHE_MAX_REGIONS", "unlimited",
@@ -88,12 +88,13 @@ int mrc_parse_bool(const char *s, int *out)
 
 int mrc_parse_log_level(const char *s, int *out)
 {
-	static const char *const names[][2] = {
-		{ "0", "error" }, { "1", "debug" }, { "2", "trace" },
+	static const char *const names[][3] = {
+		{ "0", "error", "error" }, { "1", "info", "debug" }, { "2", "trace", "trace" },
 	};
 
 	for (int level = 0; level < 3; level++) {
-		if (!strcasecmp(s, names[level][0]) || !strcasecmp(s, names[level][1])) {
+		if (!strcasecmp(s, names[level][0]) || !strcasecmp(s, names[level][1]) ||
+		    !strcasecmp(s, names[level][2])) {
 			*out = level;
 			return 0;
 		}

@@ -118,8 +118,8 @@ static void why_add(char *why, size_t size, size_t *len, const char *name, const
 /*
  * Under `auto` a monitor that cannot start here is the normal case (no
  * module, no libmrcache-hooks): each one's messages are debug messages,
- * and one line at the debug level (which is the library's info level:
- * nothing below errors is printed unless asked for) says which monitor
+ * and one line at the info level (MRCACHE_LOG_INFO: nothing below
+ * errors is printed unless asked for) says which monitor
  * was taken and why the ones before it were not.  If none starts, that
  * line is the error.
  */
@@ -146,7 +146,7 @@ static int start_auto(struct mrcache *cache, struct mrc_monitor **out)
 		mrc_log_keep(NULL, 0);
 		mrc_log_quiet(0);
 		if (rc == 0) {
-			mrc_log(MRCACHE_LOG_DEBUG, "auto: monitor %s (%s%s)", name, auto_took[kind],
+			mrc_log(MRCACHE_LOG_INFO, "auto: monitor %s (%s%s)", name, auto_took[kind],
 				why);
 			return 0;
 		}
