@@ -44,4 +44,12 @@ $(BUILD)/tools/mrc-audit-check-cost: tools/mrc-audit/bench/check-cost.c $(filter
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itools/mrc-audit/preload -Itools/common $(filter-out -fsanitize=%,$(CFLAGS)) -o $@ \
 	  $(filter %.c,$^) $(filter-out -fsanitize=%,$(LDFLAGS)) -ldl
+
+# The witness on its own (tests/test-audit-witness.c runs it).
+TOOLS_EXTRA += $(BUILD)/tools/mrc-audit-witness-check
+$(BUILD)/tools/mrc-audit-witness-check: tools/mrc-audit/bench/witness-check.c $(filter-out %/verbs.c,$(AUDIT_SRC)) $(AUDIT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itools/mrc-audit/preload -Itools/common $(filter-out -fsanitize=%,$(CFLAGS)) -o $@ \
+	  $(filter %.c,$^) $(filter-out -fsanitize=%,$(LDFLAGS)) -ldl
+$(BUILD)/tests/test-audit-witness: $(BUILD)/tools/mrc-audit-witness-check
 endif

@@ -5,7 +5,8 @@
  *
  *   verbs.c        the interposed libibverbs calls and the wrapped ops
  *   regs.c         registration records, the lkey table, the SGE check
- *   witness.c      /dev/mrmon: the watches, the words, the event queue
+ *   witness.c      /dev/mrmon: the watches, the words, the event queue;
+ *                  or, without it, witness_uffd.c (MRC_AUDIT_WITNESS)
  *   witness_abi.c  the few lines that depend on the module's ABI version
  *   report.c       the text and JSON reports
  *   preload.c      options, the reporter thread, signals, fork, exit
@@ -94,10 +95,13 @@ struct mra_opts {
 	int signal;			/* report on this signal; 0: none */
 };
 
+enum mra_witness_kind { MRA_WITNESS_NONE, MRA_WITNESS_MRMON, MRA_WITNESS_UFFD };
+
 struct mra_witness {
-	int fd;				/* -1: no witness */
+	enum mra_witness_kind kind;
+	int fd;				/* -1: no witness; polls readable with events */
 	int abi;			/* the module's ABI version */
-	char why[160];			/* why there is none */
+	char why[320];			/* why there is none, or why not mrmon */
 	const struct mrmon_header *header;
 	const uint64_t *words;
 	uint32_t nslots;
@@ -191,6 +195,15 @@ int mra_witness_watch(uintptr_t va, size_t len, uint64_t cookie, uint32_t *slot,
 void mra_witness_unwatch(uint32_t slot, uint64_t expected);
 bool mra_witness_pending(void);
 int mra_witness_read(struct mrmon_event *ev, unsigned max);
+
+/* witness_uffd.c: the weaker witness, where /dev/mrmon is absent. */
+int mra_uwitness_open(int *fd, char *why, size_t why_len);
+const uint64_t *mra_uwitness_words(void);
+int mra_uwitness_watch(uintptr_t va, size_t len, uint64_t cookie, uint32_t *slot,
+		       uint64_t *expected);
+void mra_uwitness_unwatch(uint32_t slot);
+bool mra_uwitness_pending(void);
+int mra_uwitness_read(struct mrmon_event *ev, unsigned max);
 
 /* witness_abi.c: the lines that change with the module's ABI. */
 int mra_abi_handshake(int fd, struct mrmon_handshake *hs);

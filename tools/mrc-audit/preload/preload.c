@@ -205,6 +205,7 @@ static void mra_atfork_child(void)
 {
 	mra.child = true;
 	mra.w.fd = -1;
+	mra.w.kind = MRA_WITNESS_NONE;
 	pthread_mutex_init(&mra.lock, NULL);
 }
 

@@ -167,9 +167,15 @@ static void mra_text(FILE *f, const char *why, const struct mra_totals *t, const
 	const struct mra_stats *s = &mra.st;
 
 	fprintf(f, "mrc-audit: pid %d %s (report at %s)\n", (int)getpid(), mra.prog, why);
-	if (mra.w.fd >= 0)
+	if (mra.w.kind == MRA_WITNESS_MRMON)
 		fprintf(f, "  witness: /dev/mrmon, ABI %d (events %" PRIu64 ", overflows %" PRIu64 ", watch errors %" PRIu64 ")\n",
 			mra.w.abi, mra.w.events, mra.w.overflows, mra.w.watch_errors);
+	else if (mra.w.kind == MRA_WITNESS_UFFD)
+		fprintf(f, "  witness: userfaultfd, weaker than /dev/mrmon: late by a moment, blind to "
+			"truncation, hole punching and io_uring (docs/audit.md); %s (events %" PRIu64
+			", overflows %" PRIu64 ", watch errors %" PRIu64 ")\n",
+			mra.w.why[0] ? mra.w.why : "chosen", mra.w.events, mra.w.overflows,
+			mra.w.watch_errors);
 	else
 		fprintf(f, "  witness: none: %s; no use can be called stale\n", mra.w.why[0] ? mra.w.why : "not started");
 	fprintf(f, "  registrations %" PRIu64 " (", t->regs);
@@ -242,10 +248,15 @@ static void mra_json(FILE *f, const char *why, const struct mra_totals *t, const
 	json_string(f, mra.prog);
 	fprintf(f, ",\"reason\":");
 	json_string(f, why);
-	if (mra.w.fd >= 0)
+	if (mra.w.kind == MRA_WITNESS_MRMON)
 		fprintf(f, ",\"witness\":{\"kind\":\"mrmon\",\"abi\":%d,\"events\":%" PRIu64 ",\"overflows\":%" PRIu64 ",\"watch_errors\":%" PRIu64 "}",
 			mra.w.abi, mra.w.events, mra.w.overflows, mra.w.watch_errors);
-	else {
+	else if (mra.w.kind == MRA_WITNESS_UFFD) {
+		fprintf(f, ",\"witness\":{\"kind\":\"uffd\",\"events\":%" PRIu64 ",\"overflows\":%" PRIu64 ",\"watch_errors\":%" PRIu64 ",\"why\":",
+			mra.w.events, mra.w.overflows, mra.w.watch_errors);
+		json_string(f, mra.w.why);
+		fputc('}', f);
+	} else {
 		fprintf(f, ",\"witness\":{\"kind\":\"none\",\"why\":");
 		json_string(f, mra.w.why);
 		fputc('}', f);

@@ -5,13 +5,16 @@
  * registration's id), the words mapped read-only, the event queue read
  * for the causes.  Every call here runs under mra.lock.
  *
- * Without the module (or with an ABI this library does not speak) there
- * is no witness: registrations are still recorded and timed, uses are
- * counted, nothing can be called stale, and the report says why.
+ * Without the module (or with an ABI this library does not speak) the
+ * userfaultfd witness takes over (witness_uffd.c: weaker, and the report
+ * says so); MRC_AUDIT_WITNESS=mrmon, uffd or none picks one.  With none
+ * at all, registrations are still recorded and timed, uses are counted,
+ * nothing can be called stale, and the report says why.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -46,12 +49,11 @@ static int mra_witness_setup(int fd, const struct mrmon_handshake *hs)
 	return 0;
 }
 
-int mra_witness_open(void)
+static int mra_mrmon_open(void)
 {
 	struct mrmon_handshake hs;
 	int fd, rc;
 
-	mra.w.fd = -1;
 	fd = open(MRA_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
@@ -74,6 +76,48 @@ int mra_witness_open(void)
 	}
 	mra.w.fd = fd;
 	mra.w.abi = hs.abi_version;
+	mra.w.kind = MRA_WITNESS_MRMON;
+	return 0;
+}
+
+/* The module first; userfaultfd where it is absent (the reason the module
+ * is not used stays in mra.w.why for the report). */
+int mra_witness_open(void)
+{
+	const char *want = getenv("MRC_AUDIT_WITNESS");
+	size_t len;
+	int rc = -ENODEV;
+
+	mra.w.fd = -1;
+	mra.w.kind = MRA_WITNESS_NONE;
+	if (want && *want && strcmp(want, "mrmon") && strcmp(want, "uffd") &&
+	    strcmp(want, "none")) {
+		fprintf(stderr, "mrc-audit: MRC_AUDIT_WITNESS=%s: not mrmon, uffd or none; "
+			"using the default\n", want);
+		want = NULL;
+	}
+	if (want && !strcmp(want, "none")) {
+		snprintf(mra.w.why, sizeof(mra.w.why), "MRC_AUDIT_WITNESS=none");
+		return -ENODEV;
+	}
+	if (!want || !*want || !strcmp(want, "mrmon")) {
+		rc = mra_mrmon_open();
+		if (!rc || (want && *want))
+			return rc;
+	} else {
+		snprintf(mra.w.why, sizeof(mra.w.why), "MRC_AUDIT_WITNESS=uffd");
+	}
+	len = strlen(mra.w.why);
+	rc = mra_uwitness_open(&mra.w.fd, mra.w.why + len + (len ? 2 : 0),
+			       sizeof(mra.w.why) - len - (len ? 2 : 0));
+	if (len)
+		memcpy(mra.w.why + len, rc ? "; " : "\0", 2);
+	if (rc) {
+		mra.w.fd = -1;
+		return rc;
+	}
+	mra.w.kind = MRA_WITNESS_UFFD;
+	mra.w.words = mra_uwitness_words();
 	return 0;
 }
 
@@ -87,6 +131,12 @@ int mra_witness_watch(uintptr_t va, size_t len, uint64_t cookie, uint32_t *slot,
 
 	if (mra.w.fd < 0)
 		return -ENODEV;
+	if (mra.w.kind == MRA_WITNESS_UFFD) {
+		rc = mra_uwitness_watch(va, len, cookie, slot, expected);
+		if (rc)
+			mra.w.watch_errors++;
+		return rc;
+	}
 	do {
 		rc = ioctl(mra.w.fd, MRMON_IOC_WATCH, &b) ? -errno : 0;
 	} while (rc == -EINTR);
@@ -104,7 +154,9 @@ void mra_witness_unwatch(uint32_t slot, uint64_t expected)
 	struct mrmon_unwatch_entry e = { .slot = slot, .expected = expected };
 	struct mrmon_batch b = { .entries = (uintptr_t)&e, .count = 1 };
 
-	if (mra.w.fd >= 0 && ioctl(mra.w.fd, MRMON_IOC_UNWATCH, &b) &&
+	if (mra.w.kind == MRA_WITNESS_UFFD)
+		mra_uwitness_unwatch(slot);
+	else if (mra.w.fd >= 0 && ioctl(mra.w.fd, MRMON_IOC_UNWATCH, &b) &&
 	    !mra_abi_unwatch_gone(errno))
 		mra.w.unwatch_errors++;
 }
@@ -112,6 +164,8 @@ void mra_witness_unwatch(uint32_t slot, uint64_t expected)
 /* Whether events are queued (the header's `pending`): one load. */
 bool mra_witness_pending(void)
 {
+	if (mra.w.kind == MRA_WITNESS_UFFD)
+		return mra_uwitness_pending();
 	return mra.w.fd >= 0 && __atomic_load_n(&mra.w.header->pending, __ATOMIC_ACQUIRE);
 }
 
@@ -122,6 +176,8 @@ int mra_witness_read(struct mrmon_event *ev, unsigned max)
 
 	if (mra.w.fd < 0)
 		return 0;
+	if (mra.w.kind == MRA_WITNESS_UFFD)
+		return mra_uwitness_read(ev, max);
 	n = read(mra.w.fd, ev, max * sizeof(*ev));
 	if (n <= 0)
 		return 0;
