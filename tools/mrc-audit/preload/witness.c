@@ -5,11 +5,13 @@
  * registration's id), the words mapped read-only, the event queue read
  * for the causes.  Every call here runs under mra.lock.
  *
- * Without the module (or with an ABI this library does not speak) the
- * userfaultfd witness takes over (witness_uffd.c: weaker, and the report
- * says so); MRC_AUDIT_WITNESS=mrmon, uffd or none picks one.  With none
- * at all, registrations are still recorded and timed, uses are counted,
- * nothing can be called stale, and the report says why.
+ * Without the module (or with an ABI this library does not speak) there
+ * is no witness unless the user asks for the userfaultfd one
+ * (MRC_AUDIT_WITNESS=uffd, witness_uffd.c: weaker, and it takes the
+ * registered ranges from any userfaultfd of the program's own, so it is
+ * never taken behind the user's back).  With none, registrations are
+ * still recorded and timed, uses are counted, nothing can be called
+ * stale, and the report says why and that the userfaultfd one exists.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,8 +82,7 @@ static int mra_mrmon_open(void)
 	return 0;
 }
 
-/* The module first; userfaultfd where it is absent (the reason the module
- * is not used stays in mra.w.why for the report). */
+/* The module, or the userfaultfd witness when asked for. */
 int mra_witness_open(void)
 {
 	const char *want = getenv("MRC_AUDIT_WITNESS");
@@ -102,11 +103,13 @@ int mra_witness_open(void)
 	}
 	if (!want || !*want || !strcmp(want, "mrmon")) {
 		rc = mra_mrmon_open();
-		if (!rc || (want && *want))
-			return rc;
-	} else {
-		snprintf(mra.w.why, sizeof(mra.w.why), "MRC_AUDIT_WITNESS=uffd");
+		len = strlen(mra.w.why);
+		if (rc && len + 1 < sizeof(mra.w.why))
+			snprintf(mra.w.why + len, sizeof(mra.w.why) - len,
+				 "; MRC_AUDIT_WITNESS=uffd gives a weaker witness (docs/audit.md)");
+		return rc;
 	}
+	snprintf(mra.w.why, sizeof(mra.w.why), "MRC_AUDIT_WITNESS=uffd");
 	len = strlen(mra.w.why);
 	rc = mra_uwitness_open(&mra.w.fd, mra.w.why + len + (len ? 2 : 0),
 			       sizeof(mra.w.why) - len - (len ? 2 : 0));
