@@ -18,19 +18,13 @@ static int run(const char *witness, char *out, size_t size)
 {
 	const char *b = getenv("MRC_TEST_BUILD");
 	char cmd[4200];
-	size_t n = 0;
-	FILE *p;
+	int rc;
 
 	snprintf(cmd, sizeof(cmd), "MRC_AUDIT_WITNESS=%s %s/tools/mrc-audit-witness-check 2>&1",
 		 witness, b);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (n + 1 < size && fgets(out + n, (int)(size - n), p))
-		n += strlen(out + n);
-	out[n] = 0;
+	rc = test_capture(cmd, out, size);
 	printf("%s\n%s", cmd, out);
-	return pclose(p);
+	return rc;
 }
 
 static int invalid(const char *out, const char *name)

@@ -24,20 +24,12 @@ static char build[3072];
 static int run(const char *env, const char *prog, const char *args, char *out, size_t len)
 {
 	char cmd[8192];
-	size_t n = 0;
-	FILE *p;
-	int status;
+	int rc;
 
 	snprintf(cmd, sizeof(cmd), "%s %s/tests/hooks-link-%s %s 2>&1", env, build, prog, args);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (n + 1 < len && fgets(out + n, (int)(len - n), p))
-		n += strlen(out + n);
-	out[n] = 0;
-	status = pclose(p);
-	printf("%s %s %s:\n  %s", env, prog, args, n ? out : "(nothing)\n");
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	rc = test_capture(cmd, out, len);
+	printf("%s %s %s:\n  %s", env, prog, args, out[0] ? out : "(nothing)\n");
+	return rc;
 }
 
 int main(void)

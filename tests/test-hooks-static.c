@@ -21,9 +21,7 @@ int main(void)
 {
 	const char *b = getenv("MRC_TEST_BUILD");
 	char prog[4096], cmd[4200], out[4096];
-	size_t n = 0;
 	int status;
-	FILE *p;
 
 	if (!b)
 		SKIP("MRC_TEST_BUILD is not set (run through tests/run.sh)");
@@ -31,15 +29,9 @@ int main(void)
 	if (access(prog, X_OK))
 		SKIP("%s was not built (a sanitizer build, or no static libc or liburing)", prog);
 	snprintf(cmd, sizeof(cmd), "env -u MRCACHE_DEBUG %s 2>&1", prog);
-	p = popen(cmd, "r");
-	if (!p)
-		return 1;
-	while (n + 1 < sizeof(out) && fgets(out + n, (int)(sizeof(out) - n), p))
-		n += strlen(out + n);
-	out[n] = 0;
-	status = pclose(p);
-	printf("%s:\n%s", prog, n ? out : "(nothing)\n");
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	status = test_capture(cmd, out, sizeof(out));
+	printf("%s:\n%s", prog, out[0] ? out : "(nothing)\n");
+	CHECK_EQ(status, 1);
 	CHECK(strstr(out, "create: Operation not supported"));
 	CHECK(strstr(out, "free() is glibc's own"));
 	CHECK(strstr(out, "fully static"));

@@ -47,20 +47,12 @@ int main(void)
 {
 	const char *b = getenv("MRC_TEST_BUILD");
 	char cmd[4200], out[8192];
-	size_t n = 0;
 	int status;
-	FILE *p;
 
 	if (!b)
 		SKIP("MRC_TEST_BUILD is not set (run through tests/run.sh)");
 	snprintf(cmd, sizeof(cmd), "MRCACHE_MONITOR=uffd %s/tests/nohooks-guarantee-file 2>&1", b);
-	p = popen(cmd, "r");
-	if (!p)
-		return 1;
-	while (n + 1 < sizeof(out) && fgets(out + n, (int)(sizeof(out) - n), p))
-		n += strlen(out + n);
-	out[n] = 0;
-	status = pclose(p);
+	status = test_capture(cmd, out, sizeof(out));
 	printf("%s\n%s", cmd, out);
 	if (strstr(out, "uffd    SKIP (cannot start here"))
 		SKIP("the uffd monitor cannot start here");
@@ -79,6 +71,6 @@ int main(void)
 		CHECK(v && strstr(v, "STALE"));
 	}
 	/* The gaps are failures of the guarantee: the program says so. */
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	CHECK_EQ(status, 1);
 	return test_result();
 }

@@ -24,22 +24,13 @@
 #include <sys/wait.h>
 #include "testutil.h"
 
-/* Runs cmd; its output in out; returns the exit status or -1. */
+/* Runs cmd and shows it with its output (in out); its exit code. */
 static int run(const char *cmd, char *out, size_t size)
 {
-	size_t n = 0;
-	FILE *p = popen(cmd, "r");
-	int status;
+	int rc = test_capture(cmd, out, size);
 
-	out[0] = 0;
-	if (!p)
-		return -1;
-	while (n + 1 < size && fgets(out + n, (int)(size - n), p))
-		n += strlen(out + n);
-	out[n] = 0;
-	status = pclose(p);
 	printf("%s\n%s", cmd, out);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return rc;
 }
 
 /* The sum of "N stale of" over the uffd lines of test-stale-threads. */

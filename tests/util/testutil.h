@@ -17,6 +17,10 @@ extern int test_failures;
  * ended it), or -1 if it was still running, after killing and reaping it
  * (a child that hangs is a failure the caller names). */
 int test_wait_child(pid_t pid, int timeout_s);
+/* Run a shell command line; its output (add 2>&1 for stderr) in out,
+ * NUL-terminated and cut at size; returns its exit code, or -1 when it
+ * could not run or did not exit. */
+int test_capture(const char *cmd, char *out, size_t size);
 
 #define CHECK(cond) do {						\
 	if (!(cond)) {							\
