@@ -65,11 +65,30 @@ static struct mra_ctx mra_ctxs[MRA_CTX_MAX];
 static unsigned mra_nctx;
 static __thread int mra_depth;	/* >0: inside an interposed call */
 
-/* The real function at the version verbs.h links against. */
+/*
+ * The real function at the version verbs.h links against.  RTLD_NEXT
+ * searches the global scope only: a libibverbs that arrived as a
+ * dependency of a library dlopen()ed RTLD_LOCAL (UCX's libuct_ib) is not
+ * in it, though its callers still bind to ours.  Then the loaded copy is
+ * asked directly; the handle is kept, so it stays loaded while its
+ * functions are saved here.
+ */
+static void *mra_real(const char *name, const char *version)
+{
+	static void *local;
+	void *f = dlvsym(RTLD_NEXT, name, version);
+
+	if (f)
+		return f;
+	if (!local)
+		local = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+	return local ? dlvsym(local, name, version) : NULL;
+}
+
 #define MRA_REAL(name, version)							\
 	static __typeof__(name) *real;						\
 	if (!real)								\
-		real = (__typeof__(name) *)dlvsym(RTLD_NEXT, #name, version);	\
+		real = (__typeof__(name) *)mra_real(#name, version);		\
 	if (!real) {								\
 		errno = ENOSYS;							\
 	}
@@ -182,8 +201,7 @@ static void mra_wrap_qpx(struct ibv_qp *qp)
 	struct mra_qpx *e;
 
 	if (!to_qpx)
-		to_qpx = (struct ibv_qp_ex *(*)(struct ibv_qp *))dlvsym(RTLD_DEFAULT, "ibv_qp_to_qp_ex",
-									"IBVERBS_1.6");
+		to_qpx = (struct ibv_qp_ex *(*)(struct ibv_qp *))mra_real("ibv_qp_to_qp_ex", "IBVERBS_1.6");
 	qpx = to_qpx ? to_qpx(qp) : NULL;
 	if (!qpx || !qpx->wr_set_sge || !qpx->wr_set_sge_list)
 		return;
