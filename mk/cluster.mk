@@ -11,6 +11,12 @@ CLUSTER_OUT  ?= $(BUILD)/cluster
 CLUSTER_TIMEOUT ?= 2400
 CLUSTER_ITERS ?= 12
 CLUSTER_CHURN := $(CLUSTER_OUT)/mpi-churn
+# `make check-cluster CLUSTER_SUBSET=audit`: only the jobs under mrc-audit
+# (tests/cluster/node0.sh, docs/audit.md "Two nodes"), which the full run
+# (all) includes; CI's stage (check-cluster-ci) leaves them out.
+CLUSTER_SUBSET ?= all
+# mk/audit.mk (read before this file) builds the audit library with verbs.
+CLUSTER_AUDIT := $(if $(filter yes,$(VERBS)),$(AUDIT_SO))
 # CI's stage (`make check-cluster-ci`): both nodes, fi_pingpong without and
 # with the preload, the churn under mrmon (with and without --raw) and the
 # memhooks control that must see stale data (tests/cluster/node0.sh).
@@ -30,10 +36,11 @@ $(CLUSTER_CHURN): tests/cluster/mpi-churn.c
 	@mkdir -p $(dir $@)
 	OMPI_CC=$(CC) $(CLUSTER_MPICC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
-check-cluster: kmod $(BUILD)/libmrcache-fabric-preload.so $(CLUSTER_CHURN)
+check-cluster: kmod $(BUILD)/libmrcache-fabric-preload.so $(CLUSTER_CHURN) $(CLUSTER_AUDIT)
 	@bash tests/cluster/run.sh --cache $(GUEST_CACHE) --out $(CLUSTER_OUT) --build $(BUILD) \
 	  --kmod $(KMOD_OUT) --results $(RESULTS) --modules "$(CLUSTER_MODULES)" \
-	  --mem $(GUEST_MEM) --timeout $(CLUSTER_TIMEOUT) --iters $(CLUSTER_ITERS)
+	  --mem $(GUEST_MEM) --timeout $(CLUSTER_TIMEOUT) --iters $(CLUSTER_ITERS) \
+	  --subset $(CLUSTER_SUBSET)
 
 # node0.sh runs the churn program built for check-cluster.
 check-cluster-ci: kmod $(BUILD)/libmrcache-fabric-preload.so $(CLUSTER_CHURN)

@@ -8,9 +8,10 @@
 # ("guest/NAME", "cluster/NAME") and kernel-log verdict are added to the
 # results file as "cluster/nodeN/NAME" and "cluster/NAME".
 #   run.sh --cache DIR --out DIR --build DIR --kmod DIR --results FILE
-#          [--modules "m1 m2"] [--mem 1G] [--timeout S] [--iters N] [--subset ci]
+#          [--modules "m1 m2"] [--mem 1G] [--timeout S] [--iters N] [--subset all|ci|audit]
 # --iters: the churn iterations of node0.sh (12); --subset ci: only the
-# tests of CI's stage (node0.sh says which).  Both are handed over in
+# tests of CI's stage, audit: only the jobs under mrc-audit (node0.sh says
+# which).  Both are handed over in
 # $out/cluster.env, which node0 reads from its results share's parent.
 set -u
 cache= out= build= kmod= results= modules= mem=1G timeout_s=2400 iters=12 subset=all
@@ -26,7 +27,7 @@ done
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "$out")
 mkdir -p "$out" "$(dirname "$results")"
-case $subset in all|ci) ;; *) echo "cluster: unknown subset $subset" >&2; exit 2 ;; esac
+case $subset in all|ci|audit) ;; *) echo "cluster: unknown subset $subset" >&2; exit 2 ;; esac
 printf 'CLUSTER_ITERS=%s\nCLUSTER_SUBSET=%s\n' "$iters" "$subset" >"$out/cluster.env"
 
 # A free port for the link (QEMU listens on it in node0).
