@@ -12,6 +12,8 @@
 struct capture {
 	char *buf;
 	size_t len, used;
+	const char *only;	/* NULL: every message; else the last one
+				 * starting with this, without it */
 };
 
 static void collect(void *arg, int level, const char *msg)
@@ -19,6 +21,11 @@ static void collect(void *arg, int level, const char *msg)
 	struct capture *c = arg;
 	int n;
 
+	if (c->only) {
+		if (!strncmp(msg, c->only, strlen(c->only)))
+			snprintf(c->buf, c->len, "%s", msg + strlen(c->only));
+		return;
+	}
 	if (c->used + 1 >= c->len)
 		return;
 	n = snprintf(c->buf + c->used, c->len - c->used, "%s%s", c->used ? "; " : "", msg);
@@ -26,16 +33,21 @@ static void collect(void *arg, int level, const char *msg)
 		c->used += (size_t)n < c->len - c->used ? (size_t)n : c->len - c->used - 1;
 }
 
-int info_capture(int (*fn)(void *), void *arg, int level, char *buf, size_t len)
+/* fn(arg) with the library's messages up to level collected in c. */
+static int capture_run(int (*fn)(void *), void *arg, int level, struct capture c)
 {
-	struct capture c = { buf, len, 0 };
 	int rc;
 
-	buf[0] = 0;
+	c.buf[0] = 0;
 	mrcache_set_log(collect, &c, level);
 	rc = fn(arg);
 	mrcache_set_log(NULL, NULL, MRCACHE_LOG_ERROR);
 	return rc;
+}
+
+int info_capture(int (*fn)(void *), void *arg, int level, char *buf, size_t len)
+{
+	return capture_run(fn, arg, level, (struct capture){ buf, len, 0, NULL });
 }
 
 static int pin_nothing(void *arg, void *addr, size_t len, unsigned access,
@@ -102,27 +114,14 @@ static const char *const notes[MRCACHE_MONITOR_COUNT_] = {
 	[MRCACHE_MONITOR_NONE] = "manual mrcache_invalidate() only: registrations can go stale",
 };
 
-static void keep_auto_line(void *arg, int level, const char *msg)
-{
-	struct capture *c = arg;
-
-	if (!strncmp(msg, "auto: ", 6))
-		snprintf(c->buf, c->len, "%s", msg + 6);
-}
-
 static int try_auto(void *arg)
 {
 	struct mrcache_config cfg;
-	struct capture *c = arg;
-	int rc;
 
+	(void)arg;
 	mrcache_config_init(&cfg);
 	cfg.flags = MRCACHE_FLAG_NO_ENV;
-	c->buf[0] = 0;
-	mrcache_set_log(keep_auto_line, c, MRCACHE_LOG_DEBUG);
-	rc = info_try_cache(&cfg, NULL);
-	mrcache_set_log(NULL, NULL, MRCACHE_LOG_ERROR);
-	return rc;
+	return info_try_cache(&cfg, NULL);
 }
 
 /* What `auto` takes here and why: the library's own line, from a create
@@ -130,8 +129,8 @@ static int try_auto(void *arg)
 static void info_auto(FILE *out)
 {
 	char line[1024];
-	struct capture c = { line, sizeof(line), 0 };
-	int rc = try_auto(&c);
+	int rc = capture_run(try_auto, NULL, MRCACHE_LOG_INFO,
+			     (struct capture){ line, sizeof(line), 0, "auto: " });
 
 	if (!line[0])
 		snprintf(line, sizeof(line), "%s", rc ? strerror(-rc) : "(no message)");
