@@ -62,6 +62,7 @@ static struct {
 	uint64_t *words;
 	struct uw_slot *slots;
 	uint32_t *free_slots, nfree;
+	uint32_t high;		/* slots below this have been used: the handler's scan */
 	uint64_t next_gen;
 	struct mrmon_event ring[UW_EVENTS];
 	uint32_t head, count;
@@ -102,15 +103,16 @@ static void uw_queue(const struct uw_slot *s, uint32_t slot, uintptr_t start, ui
 }
 
 /* The handler thread: every watch [start, end) overlaps loses its word.
- * A linear pass over the slots: the audit watches one range per
- * registration, and a program keeps few registrations. */
+ * A linear pass over the slots used so far (the free stack hands out the
+ * lowest first): the audit watches one range per registration, and a
+ * program keeps few registrations. */
 static void uw_invalidate(uintptr_t start, uintptr_t end, uint32_t cause)
 {
 	uint64_t wake = 1;
 	bool queued = false;
 
 	pthread_mutex_lock(&uw.lock);
-	for (uint32_t i = 0; i < UW_SLOTS; i++) {
+	for (uint32_t i = 0; i < uw.high; i++) {
 		struct uw_slot *s = &uw.slots[i];
 
 		if (!s->used || s->end <= start || s->start >= end ||
@@ -245,6 +247,8 @@ int mra_uwitness_watch(uintptr_t va, size_t len, uint64_t cookie, uint32_t *slot
 		return -ENOSPC;
 	}
 	i = uw.free_slots[--uw.nfree];
+	if (i >= uw.high)
+		uw.high = i + 1;
 	uw.slots[i] = (struct uw_slot){ start, end, cookie, ++uw.next_gen, true };
 	*expected = uw.slots[i].gen << 1 | 1;
 	__atomic_store_n(&uw.words[i], *expected, __ATOMIC_RELEASE);
