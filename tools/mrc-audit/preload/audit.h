@@ -8,6 +8,8 @@
  *   witness.c      /dev/mrmon: the watches, the words, the event queue;
  *                  or, without it, witness_uffd.c (MRC_AUDIT_WITNESS)
  *   witness_abi.c  the few lines that depend on the module's ABI version
+ *   pages.c        the frames a registration pinned, to tell a harmless
+ *                  CLEAR (a split) from one that changed the pages
  *   report.c       the text and JSON reports
  *   preload.c      options, the reporter thread, signals, fork, exit
  *
@@ -38,6 +40,12 @@ struct ibv_mr;
 #define MRA_CAUSE_REGISTERING	100	/* a watch that came back not armed */
 #define MRA_CAUSE_LOST		101	/* word clear, event lost (overflow) */
 
+/* The causes a registration met, as bits (mra_reg.causes). */
+static inline uint32_t mra_cause_bit(uint32_t cause)
+{
+	return cause <= MRMON_CAUSE_OVERFLOW ? 1u << cause : 1u << (cause - MRA_CAUSE_REGISTERING + 8);
+}
+
 enum mra_how { MRA_REG_MR, MRA_REG_MR_IOVA, MRA_REG_MR_IOVA2, MRA_REREG_MR, MRA_HOW_N };
 
 struct mra_part {
@@ -61,11 +69,16 @@ struct mra_reg {
 	uint64_t reg_ns, dereg_ns;	/* CLOCK_MONOTONIC */
 	/* Invalidation, as the events said (under mra.lock). */
 	bool invalid;
-	uint32_t cause;
+	uint32_t cause;			/* the most certain one (mra_invalidate) */
+	uint32_t causes;		/* every one, mra_cause_bit() */
 	uint64_t inval_ns;
 	unsigned nparts;
 	struct mra_part parts[MRA_PARTS];
 	uint64_t stale_uses;
+	/* The frames the registration pinned (pages.c), or NULL. */
+	uint64_t *pfns;
+	size_t npages;
+	bool pages_changed;		/* a re-check found other frames */
 	int depth;
 	void *stack[MRA_STACK];
 	struct mra_reg *next;		/* kept list or free list */
@@ -78,6 +91,7 @@ struct mra_stale {
 	uintptr_t va;
 	size_t len;
 	uint64_t ns;
+	const char *pages;		/* a CLEAR's re-check, mra_reg_pages() */
 	int depth;
 	void *stack[MRA_STACK];
 };
@@ -120,6 +134,9 @@ struct mra_stats {
 	unsigned nstale;
 	struct mra_stale stale[MRA_STALE_KEEP];
 	uint64_t kept_dropped;		/* invalidated records not kept (memory) */
+	/* CLEARs re-checked against the pinned frames (pages.c). */
+	uint64_t baselines, no_baseline;	/* registrations with and without */
+	uint64_t rechecks, clear_harmless, clear_changed, recheck_busy;
 };
 
 struct mra_state {
@@ -127,6 +144,8 @@ struct mra_state {
 	bool ready, child;
 	struct mra_opts opts;
 	struct mra_witness w;
+	int pagemap_fd;			/* -1: CLEARs are not re-checked */
+	char pages_why[160];		/* why not */
 	struct mra_stats st;
 	uint64_t next_id;
 	struct mra_reg *kept;		/* deregistered and invalidated: reported */
@@ -210,6 +229,15 @@ int mra_abi_handshake(int fd, struct mrmon_handshake *hs);
 uint32_t mra_abi_watch_flags(void);
 bool mra_abi_armed(const struct mrmon_range *r);
 bool mra_abi_unwatch_gone(int err);
+
+/* pages.c */
+void mra_pages_open(void);
+void mra_pages_baseline(struct mra_reg *r);
+bool mra_pages_same(const struct mra_reg *r);
+void mra_pages_drop(struct mra_reg *r);
+bool mra_reg_recheck(struct mra_reg *r);
+void mra_reg_settle(struct mra_reg *r);
+const char *mra_reg_pages(const struct mra_reg *r);
 
 /* verbs.c */
 void mra_verbs_init(void);

@@ -229,6 +229,7 @@ static void mra_init_once(void)
 	mra_opts_read();
 	backtrace(frame, 2);	/* loads libgcc_s now, not inside a registration */
 	mra_witness_open();
+	mra_pages_open();
 	pthread_atfork(NULL, NULL, mra_atfork_child);
 	if (pipe2(mra_pipe, O_CLOEXEC | O_NONBLOCK) == 0 &&
 	    pthread_create(&t, NULL, mra_reporter, NULL) == 0) {

@@ -15,6 +15,7 @@
  * Everything else here runs under mra.lock.
  */
 #include <execinfo.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,7 @@ struct mra_reg *mra_reg_alloc(void)
 
 void mra_reg_free(struct mra_reg *r)
 {
+	mra_pages_drop(r);
 	r->next = mra.free_regs;
 	mra.free_regs = r;
 }
@@ -153,7 +155,10 @@ static void mra_invalidate(struct mra_reg *r, uint32_t cause, uintptr_t start, u
 		r->cause = cause;
 		r->inval_ns = mra_now();
 		mra.st.invalidated++;
+	} else if (r->cause == MRMON_CAUSE_CLEAR && cause != MRMON_CAUSE_CLEAR) {
+		r->cause = cause;	/* a CLEAR may be harmless, the rest is not */
 	}
+	r->causes |= mra_cause_bit(cause);
 	if (r->nparts < MRA_PARTS) {
 		r->parts[r->nparts++] = (struct mra_part){ start, end };
 		return;
@@ -235,7 +240,8 @@ void mra_events_drain(void)
 				continue;
 			}
 			r = mra_reg_by_id(ev[i].cookie);
-			if (r)
+			/* not an earlier watch of it (mra_reg_recheck) */
+			if (r && ev[i].slot == r->slot && ev[i].generation == r->expected >> 1)
 				mra_invalidate(r, ev[i].cause, ev[i].start, ev[i].end);
 		}
 		for (int i = 0; i < n; i++)
@@ -278,18 +284,105 @@ void mra_reg_unpublish(struct mra_reg *r)
 	__atomic_store_n(&r->live, false, __ATOMIC_RELAXED);
 }
 
+/* Its events, if any: no read() when nothing is queued and its word is
+ * intact (the common case); then the words whose events were lost. */
+static void mra_reg_catch_up(struct mra_reg *r)
+{
+	if (mra_witness_pending() || __atomic_load_n(r->word, __ATOMIC_ACQUIRE) != r->expected)
+		mra_events_drain();
+	if (r->watched)
+		mra_rescan_one(r, NULL);
+}
+
+/*
+ * A registration whose every invalidation was a CLEAR, with the frames it
+ * pinned known (pages.c): arm a new watch of the range first, then compare
+ * the frames mapped now with the pinned ones.  Armed means no invalidation
+ * of the range was in flight, so every earlier one has finished with the
+ * page tables, and any later one clears the new word.  Equal frames are
+ * the same pages (the pins keep them from being reused): the CLEARs were
+ * harmless, and the record goes on, valid, under the new watch.  Other
+ * frames: stale for good.  True when it is valid again.  Under mra.lock.
+ */
+static bool mra_reg_recheck_pinned(struct mra_reg *r)
+{
+	uint64_t expected;
+	uint32_t slot;
+	int rc;
+
+	if (!r->invalid || !r->pfns || r->pages_changed ||
+	    r->causes != mra_cause_bit(MRMON_CAUSE_CLEAR))
+		return false;
+	mra.st.rechecks++;
+	/* refused while an invalidation of the range is in flight: those end
+	 * in microseconds, so a few tries, then stale this time */
+	for (int tries = 0;; tries++) {
+		rc = mra_witness_watch(r->va, r->len, r->id, &slot, &expected);
+		if (rc != 1)
+			break;
+		mra_witness_unwatch(slot, expected);
+		if (tries == 8)
+			break;
+		sched_yield();
+	}
+	if (rc) {
+		mra.st.recheck_busy++;
+		return false;
+	}
+	if (!mra_pages_same(r)) {
+		mra_witness_unwatch(slot, expected);
+		r->pages_changed = true;
+		mra.st.clear_changed++;
+		return false;
+	}
+	mra_witness_unwatch(r->slot, r->expected);
+	r->slot = slot;
+	/* a post racing this reads old and new apart: never a match */
+	__atomic_store_n(&r->expected, expected, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->word, &mra.w.words[slot], __ATOMIC_RELEASE);
+	r->invalid = false;
+	r->cause = 0;
+	r->causes = 0;
+	r->nparts = 0;
+	mra.st.invalidated--;
+	mra.st.clear_harmless++;
+	return true;
+}
+
+/* A registration in the lkey table is registered: its pins hold. */
+bool mra_reg_recheck(struct mra_reg *r)
+{
+	return r->live && mra_reg_recheck_pinned(r);
+}
+
+/* Before the real deregistration, while the pins still hold: settle
+ * whether its CLEARs were harmless.  Under mra.lock. */
+void mra_reg_settle(struct mra_reg *r)
+{
+	mra_reg_catch_up(r);
+	mra_reg_recheck_pinned(r);
+}
+
+/* What a stale use's report says of its pages: for a registration that
+ * only met CLEARs, whether the re-check saw them change. */
+const char *mra_reg_pages(const struct mra_reg *r)
+{
+	if (r->causes != mra_cause_bit(MRMON_CAUSE_CLEAR))
+		return "n/a";
+	if (r->pages_changed)
+		return "changed";
+	return r->pfns ? "busy" : "unknown";
+}
+
 /* Deregistered, or re-registered over another range: close the record. */
 void mra_reg_retire(struct mra_reg *r)
 {
 	uint64_t d;
 
 	mra_reg_unpublish(r);
-	/* its events, if any: skip the read() when nothing is queued and its
-	 * word is intact (the common deregistration) */
-	if (mra_witness_pending() || __atomic_load_n(r->word, __ATOMIC_ACQUIRE) != r->expected)
-		mra_events_drain();
+	mra_reg_catch_up(r);
+	mra_pages_drop(r);		/* unpinned now: the frames mean nothing */
 	if (r->watched) {
-		mra_rescan_one(r, NULL);
 		mra_witness_unwatch(r->slot, r->expected);
 		mra_id_remove(r);
 	}
@@ -342,6 +435,11 @@ void mra_check_slow(struct mra_reg *r, const char *op, uint32_t lkey, uintptr_t 
 	}
 	mra_rescan_one(r, NULL);
 	stale = mra_overlaps(r, va, len);
+	if (stale && mra_reg_recheck(r)) {
+		pthread_mutex_unlock(&mra.lock);
+		mra_count(&c->sge_valid);
+		return;
+	}
 	if (!stale) {
 		pthread_mutex_unlock(&mra.lock);
 		mra_count(&c->sge_untouched);
@@ -351,7 +449,7 @@ void mra_check_slow(struct mra_reg *r, const char *op, uint32_t lkey, uintptr_t 
 	r->stale_uses++;
 	mra.st.stale_total++;
 	s = (struct mra_stale){ .reg_id = r->id, .op = op, .lkey = lkey, .va = va, .len = len,
-				.ns = mra_now() };
+				.ns = mra_now(), .pages = mra_reg_pages(r) };
 	s.depth = backtrace(s.stack, MRA_STACK);
 	if (mra.st.nstale < MRA_STALE_KEEP)
 		mra.st.stale[mra.st.nstale++] = s;

@@ -115,6 +115,28 @@ static double mra_ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
+static void mra_text_causes(FILE *f, uint32_t causes)
+{
+	fprintf(f, "    every cause it met:");
+	for (uint32_t c = 1; c <= MRA_CAUSE_LOST; c++)
+		if ((c <= MRMON_CAUSE_OVERFLOW || c >= MRA_CAUSE_REGISTERING) &&
+		    causes & mra_cause_bit(c))
+			fprintf(f, " %s", mra_cause_short(c));
+	fputc('\n', f);
+}
+
+static void mra_text_pages(FILE *f, const char *pages)
+{
+	if (!strcmp(pages, "changed"))
+		fprintf(f, "    its pages: re-checked, other pages are mapped there now\n");
+	else if (!strcmp(pages, "busy"))
+		fprintf(f, "    its pages: not re-checked, an invalidation of the range was in flight\n");
+	else if (!strcmp(pages, "unknown"))
+		fprintf(f, "    its pages: not re-checked (%s): a split in the same 2 MiB window "
+			"would look the same\n", mra.pagemap_fd < 0 ? mra.pages_why :
+			"the pinned frames were not known");
+}
+
 static void mra_text_stale(FILE *f, unsigned i, const struct mra_stale *s, const struct mra_reg *r)
 {
 	fprintf(f, "  stale use #%u: %s, lkey 0x%x, [0x%" PRIxPTR ", +%zu), %.3f s into the run\n",
@@ -131,6 +153,9 @@ static void mra_text_stale(FILE *f, unsigned i, const struct mra_stale *s, const
 			fprintf(f, " over [0x%" PRIxPTR ", 0x%" PRIxPTR ")", r->parts[0].start, r->parts[0].end);
 		fprintf(f, ", %.3f ms after the registration, %.3f ms before this use\n",
 			mra_ms(r->inval_ns - r->reg_ns), mra_ms(s->ns - r->inval_ns));
+		if (r->causes & ~mra_cause_bit(r->cause))
+			mra_text_causes(f, r->causes);
+		mra_text_pages(f, s->pages);
 	}
 	fprintf(f, "    used at:\n");
 	mra_text_stack(f, s->stack, s->depth);
@@ -196,6 +221,13 @@ static void mra_text(FILE *f, const char *why, const struct mra_totals *t, const
 		mra_ms(s->inval_to_dereg_max_ns), s->inval_to_dereg_n);
 	fprintf(f, "  at risk (invalidated with its rkey still valid for remote access): %" PRIu64 " (%" PRIu64 " still registered), %.3f ms in all, longest %.3f ms\n",
 		s->at_risk + l->at_risk, l->at_risk, mra_ms(s->at_risk_ns + l->at_risk_ns), mra_ms(s->at_risk_max_ns));
+	if (mra.pagemap_fd >= 0)
+		fprintf(f, "  CLEARs re-checked against the pinned pages: %" PRIu64 " (harmless %" PRIu64
+			", pages changed %" PRIu64 ", busy %" PRIu64 "); registrations with their pages known %"
+			PRIu64 ", without %" PRIu64 "\n", s->rechecks, s->clear_harmless, s->clear_changed,
+			s->recheck_busy, s->baselines, s->no_baseline);
+	else if (mra.w.kind != MRA_WITNESS_NONE)
+		fprintf(f, "  CLEARs not re-checked: %s\n", mra.pages_why);
 	for (unsigned i = 0; i < s->nstale; i++)
 		mra_text_stale(f, i, &s->stale[i], mra_reg_any(s->stale[i].reg_id));
 	if (s->stale_total > s->nstale)
@@ -230,9 +262,15 @@ static void mra_json_stale(FILE *f, const struct mra_stale *s, const struct mra_
 			r->id, mra_how_names[r->how], r->va, r->len, r->lkey, r->rkey, r->access,
 			r->reg_ns - mra.start_ns);
 		mra_json_stack(f, r->stack, r->depth);
-		fprintf(f, "},\"invalidation\":{\"cause\":\"%s\",\"start\":%" PRIuPTR ",\"end\":%" PRIuPTR
+		fprintf(f, "},\"invalidation\":{\"cause\":\"%s\",\"causes\":[",
+			mra_cause_short(r->cause));
+		for (uint32_t c = 1, n = 0; c <= MRA_CAUSE_LOST; c++)
+			if ((c <= MRMON_CAUSE_OVERFLOW || c >= MRA_CAUSE_REGISTERING) &&
+			    r->causes & mra_cause_bit(c))
+				fprintf(f, "%s\"%s\"", n++ ? "," : "", mra_cause_short(c));
+		fprintf(f, "],\"pages\":\"%s\",\"start\":%" PRIuPTR ",\"end\":%" PRIuPTR
 			",\"after_registration_ns\":%" PRIu64 ",\"before_use_ns\":%" PRIu64 "}",
-			mra_cause_short(r->cause), r->nparts ? r->parts[0].start : 0,
+			s->pages, r->nparts ? r->parts[0].start : 0,
 			r->nparts ? r->parts[0].end : 0, r->inval_ns - r->reg_ns, s->ns - r->inval_ns);
 	}
 	fprintf(f, ",\"stack\":");
@@ -277,6 +315,11 @@ static void mra_json(FILE *f, const char *why, const struct mra_totals *t, const
 		s->inval_to_dereg_n, mra_mean(s->inval_to_dereg_ns, s->inval_to_dereg_n), s->inval_to_dereg_max_ns);
 	fprintf(f, ",\"at_risk\":{\"count\":%" PRIu64 ",\"still_registered\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 "}",
 		s->at_risk + l->at_risk, l->at_risk, s->at_risk_ns + l->at_risk_ns, s->at_risk_max_ns);
+	fprintf(f, ",\"clear_recheck\":{\"enabled\":%s,\"why_not\":", mra.pagemap_fd >= 0 ? "true" : "false");
+	json_string(f, mra.pagemap_fd >= 0 ? "" : mra.pages_why);
+	fprintf(f, ",\"registrations_with_pages\":%" PRIu64 ",\"without\":%" PRIu64 ",\"rechecks\":%" PRIu64
+		",\"harmless\":%" PRIu64 ",\"pages_changed\":%" PRIu64 ",\"busy\":%" PRIu64 "}",
+		s->baselines, s->no_baseline, s->rechecks, s->clear_harmless, s->clear_changed, s->recheck_busy);
 	fprintf(f, ",\"stale_uses\":%" PRIu64 ",\"stale\":[", s->stale_total);
 	for (unsigned i = 0; i < s->nstale; i++) {
 		if (i)
@@ -286,12 +329,21 @@ static void mra_json(FILE *f, const char *why, const struct mra_totals *t, const
 	fprintf(f, "]}\n");
 }
 
+/* A registration still live and invalidated only by CLEARs: settle it
+ * before it is counted (regs.c, mra_reg_recheck). */
+static void mra_live_recheck(struct mra_reg *r, void *arg)
+{
+	(void)arg;
+	mra_reg_recheck(r);
+}
+
 void mra_report(FILE *f, bool json, const char *why)
 {
 	struct mra_live_sum l = { .now = mra_now() };
 	struct mra_totals t;
 
 	mra_sum(&t);
+	mra_live_foreach(mra_live_recheck, NULL);
 	mra_live_foreach(mra_live_add, &l);
 	if (json)
 		mra_json(f, why, &t, &l);

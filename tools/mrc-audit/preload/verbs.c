@@ -323,6 +323,7 @@ static struct ibv_mr *mra_reg_end(struct mra_reg *r, struct ibv_mr *mr, enum mra
 		r->iova = iova;
 		r->access = access;
 		r->how = how;
+		mra_pages_baseline(r);
 		mra_reg_publish(r);
 	}
 	pthread_mutex_unlock(&mra.lock);
@@ -402,8 +403,10 @@ MRA_EXPORT int (ibv_dereg_mr)(struct ibv_mr *mr)
 	}
 	pthread_mutex_lock(&mra.lock);
 	r = mra_reg_of(mr);
-	if (r)
+	if (r) {
 		mra_reg_unpublish(r);
+		mra_reg_settle(r);	/* while its pins hold */
+	}
 	pthread_mutex_unlock(&mra.lock);
 	t0 = mra_now();
 	rc = real(mr);
@@ -450,8 +453,11 @@ MRA_EXPORT int (ibv_rereg_mr)(struct ibv_mr *mr, int flags, struct ibv_pd *pd, v
 		mra_depth++;
 	pthread_mutex_lock(&mra.lock);
 	old = mra_reg_of(mr);
-	if (old)
+	if (old) {
 		mra_reg_unpublish(old);
+		if (moved)
+			mra_reg_settle(old);	/* while its pins hold */
+	}
 	pthread_mutex_unlock(&mra.lock);
 	t0 = mra_now();
 	rc = real(mr, flags, pd, addr, length, access);
@@ -472,6 +478,7 @@ MRA_EXPORT int (ibv_rereg_mr)(struct ibv_mr *mr, int flags, struct ibv_pd *pd, v
 			n->access = flags & IBV_REREG_MR_CHANGE_ACCESS ? access :
 				    old ? old->access : access;
 			n->how = MRA_REREG_MR;
+			mra_pages_baseline(n);
 			if (old)
 				mra_reg_retire(old);
 			mra_reg_publish(n);
