@@ -66,6 +66,22 @@ scenario() {
 
 scenario remap 2
 scenario remap-control 0
+scenario remap-raw 2
+# The unmapping call: libc's munmap is seen, with its stack (the report's
+# "call" names munmap and audit-verbs's remap in its stack); the same made
+# as a raw syscall() cannot be, and the report must say "call":null.
+call_check() {	# tag result-name grep-pattern-that-must-match [pattern that must not]
+	local json=$logs/$1.json
+	if [ -s "$json" ] && grep -q "$3" "$json" && { [ -z "${4:-}" ] || ! grep -q "$4" "$json"; }; then
+		result PASS "audit-$2"
+	else
+		result FAIL "audit-$2"
+		status=1
+	fi
+	grep -o '"call":\(null\|{"name":"[^"]*"\)' "$json" 2>/dev/null | sort | uniq -c | sed 's/^/    | /'
+}
+call_check remap call-munmap '"call":{"name":"munmap","addr":[0-9]*,"length":65536,"tid":[0-9]*,"stack":\[[^]]*audit-verbs'
+call_check remap-raw call-raw-unseen '"call":null' '"call":{'
 scenario mprotect 0
 scenario mprotect-control 1
 scenario dontneed 1

@@ -8,6 +8,7 @@
  *   witness.c      /dev/mrmon: the watches, the words, the event queue;
  *                  or, without it, witness_uffd.c (MRC_AUDIT_WITNESS)
  *   witness_abi.c  the few lines that depend on the module's ABI version
+ *   vmcalls.c      libc's unmapping calls, with their stacks
  *   pages.c        the frames a registration pinned, to tell a harmless
  *                  CLEAR (a split) from one that changed the pages
  *   report.c       the text and JSON reports
@@ -52,6 +53,16 @@ struct mra_part {
 	uintptr_t start, end;
 };
 
+/* A call of the program's that can invalidate (vmcalls.c). */
+struct mra_vmcall {
+	const char *name;
+	uintptr_t start, end;
+	uint64_t ns;
+	int tid;
+	int depth;
+	void *stack[MRA_STACK];
+};
+
 struct mra_reg {
 	uint64_t id;			/* the watch's cookie */
 	struct ibv_mr *mr;
@@ -74,6 +85,7 @@ struct mra_reg {
 	uint64_t inval_ns;
 	unsigned nparts;
 	struct mra_part parts[MRA_PARTS];
+	struct mra_vmcall *call;	/* the call that did it, if seen */
 	uint64_t stale_uses;
 	/* The frames the registration pinned (pages.c), or NULL. */
 	uint64_t *pfns;
@@ -229,6 +241,9 @@ int mra_abi_handshake(int fd, struct mrmon_handshake *hs);
 uint32_t mra_abi_watch_flags(void);
 bool mra_abi_armed(const struct mrmon_range *r);
 bool mra_abi_unwatch_gone(int err);
+
+/* vmcalls.c */
+bool mra_vmcall_find(uintptr_t start, uintptr_t end, uint64_t since, struct mra_vmcall *out);
 
 /* pages.c */
 void mra_pages_open(void);

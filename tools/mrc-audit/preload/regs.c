@@ -142,8 +142,21 @@ struct mra_reg *mra_reg_alloc(void)
 void mra_reg_free(struct mra_reg *r)
 {
 	mra_pages_drop(r);
+	free(r->call);
 	r->next = mra.free_regs;
 	mra.free_regs = r;
+}
+
+/* The program's call that made the cause, if vmcalls.c saw it. */
+static void mra_invalidate_call(struct mra_reg *r, uintptr_t start, uintptr_t end)
+{
+	struct mra_vmcall c;
+
+	if (!mra_vmcall_find(start, end, r->reg_ns, &c))
+		return;
+	if (!r->call && !(r->call = malloc(sizeof(*r->call))))
+		return;
+	*r->call = c;
 }
 
 static void mra_invalidate(struct mra_reg *r, uint32_t cause, uintptr_t start, uintptr_t end)
@@ -155,8 +168,10 @@ static void mra_invalidate(struct mra_reg *r, uint32_t cause, uintptr_t start, u
 		r->cause = cause;
 		r->inval_ns = mra_now();
 		mra.st.invalidated++;
+		mra_invalidate_call(r, start, end);
 	} else if (r->cause == MRMON_CAUSE_CLEAR && cause != MRMON_CAUSE_CLEAR) {
 		r->cause = cause;	/* a CLEAR may be harmless, the rest is not */
+		mra_invalidate_call(r, start, end);
 	}
 	r->causes |= mra_cause_bit(cause);
 	if (r->nparts < MRA_PARTS) {
@@ -344,6 +359,8 @@ static bool mra_reg_recheck_pinned(struct mra_reg *r)
 	r->cause = 0;
 	r->causes = 0;
 	r->nparts = 0;
+	free(r->call);
+	r->call = NULL;
 	mra.st.invalidated--;
 	mra.st.clear_harmless++;
 	return true;

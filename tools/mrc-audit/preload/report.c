@@ -137,6 +137,22 @@ static void mra_text_pages(FILE *f, const char *pages)
 			"the pinned frames were not known");
 }
 
+static const char mra_call_unseen[] =
+	"not seen among this process's libc calls (munmap, mremap, madvise, mmap MAP_FIXED): "
+	"a raw system call, libc's own (free() unmaps large blocks inside libc), io_uring, "
+	"another process or the kernel";
+
+static void mra_text_call(FILE *f, const struct mra_vmcall *c)
+{
+	if (!c) {
+		fprintf(f, "    the call that did it: %s\n", mra_call_unseen);
+		return;
+	}
+	fprintf(f, "    the call that did it: %s [0x%" PRIxPTR ", +%zu) on thread %d, at:\n",
+		c->name, c->start, (size_t)(c->end - c->start), c->tid);
+	mra_text_stack(f, c->stack, c->depth);
+}
+
 static void mra_text_stale(FILE *f, unsigned i, const struct mra_stale *s, const struct mra_reg *r)
 {
 	fprintf(f, "  stale use #%u: %s, lkey 0x%x, [0x%" PRIxPTR ", +%zu), %.3f s into the run\n",
@@ -156,6 +172,7 @@ static void mra_text_stale(FILE *f, unsigned i, const struct mra_stale *s, const
 		if (r->causes & ~mra_cause_bit(r->cause))
 			mra_text_causes(f, r->causes);
 		mra_text_pages(f, s->pages);
+		mra_text_call(f, r->call);
 	}
 	fprintf(f, "    used at:\n");
 	mra_text_stack(f, s->stack, s->depth);
@@ -251,6 +268,18 @@ static void mra_json_stack(FILE *f, void *const *stack, int depth)
 	free(s);
 }
 
+static void mra_json_call(FILE *f, const struct mra_vmcall *c)
+{
+	if (!c) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"name\":\"%s\",\"addr\":%" PRIuPTR ",\"length\":%zu,\"tid\":%d,\"stack\":",
+		c->name, c->start, (size_t)(c->end - c->start), c->tid);
+	mra_json_stack(f, c->stack, c->depth);
+	fputc('}', f);
+}
+
 static void mra_json_stale(FILE *f, const struct mra_stale *s, const struct mra_reg *r)
 {
 	fprintf(f, "{\"op\":\"%s\",\"lkey\":%u,\"addr\":%" PRIuPTR ",\"length\":%zu,\"time_ns\":%" PRIu64 ",\"registration\":",
@@ -269,9 +298,11 @@ static void mra_json_stale(FILE *f, const struct mra_stale *s, const struct mra_
 			    r->causes & mra_cause_bit(c))
 				fprintf(f, "%s\"%s\"", n++ ? "," : "", mra_cause_short(c));
 		fprintf(f, "],\"pages\":\"%s\",\"start\":%" PRIuPTR ",\"end\":%" PRIuPTR
-			",\"after_registration_ns\":%" PRIu64 ",\"before_use_ns\":%" PRIu64 "}",
+			",\"after_registration_ns\":%" PRIu64 ",\"before_use_ns\":%" PRIu64 ",\"call\":",
 			s->pages, r->nparts ? r->parts[0].start : 0,
 			r->nparts ? r->parts[0].end : 0, r->inval_ns - r->reg_ns, s->ns - r->inval_ns);
+		mra_json_call(f, r->call);
+		fputc('}', f);
 	}
 	fprintf(f, ",\"stack\":");
 	mra_json_stack(f, s->stack, s->depth);
