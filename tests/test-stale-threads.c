@@ -65,6 +65,7 @@ static struct {
 	char *slot[SLOTS];
 	unsigned slot_how[SLOTS];	/* how its last owner gave it back */
 	unsigned stale_after[3];	/* stale checks by that */
+	unsigned sig_stale_after[3];	/* signal: by the handler's change */
 	uint64_t end;
 	unsigned forks, fork_stale, fork_fail;
 } g;
@@ -286,8 +287,14 @@ static void signal_loop(struct worker *w)
 		while (victim.state == ARMED && now_ns() < g.end + 2000000000ull)
 			churn(w, pages, step++);
 		timer_mask(1);
-		if (victim.state == REPLACED)
+		if (victim.state == REPLACED) {
+			unsigned before = w->t.stale;
+
 			get_check(&g.o, g.c, w->lane, victim.p, &w->t);
+			if (w->t.stale != before)
+				__atomic_fetch_add(&g.sig_stale_after[victim.how % 3], 1,
+						   __ATOMIC_RELAXED);
+		}
 		if (victim.state != LOST)
 			munmap(victim.p, LEN);
 		victim.state = IDLE;
@@ -421,6 +428,9 @@ static long run_variant(enum mrcache_monitor_kind m, enum variant v)
 	if (v == THREADS_V)
 		printf(" (after munmap %u, mremap move %u, mremap shrink %u)",
 		       g.stale_after[0], g.stale_after[1], g.stale_after[2]);
+	if (v == SIGNAL_V)
+		printf(" (after munmap + mmap %u, mmap MAP_FIXED over %u, MADV_DONTNEED %u)",
+		       g.sig_stale_after[0], g.sig_stale_after[1], g.sig_stale_after[2]);
 	if (v == FORK_V)
 		printf("; %u forks: %u children stale, %u failed", g.forks, g.fork_stale,
 		       g.fork_fail);
