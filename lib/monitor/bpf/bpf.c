@@ -412,6 +412,8 @@ static int bpf_start(struct mrcache *cache, struct mrc_monitor **out)
 
 	if (err)
 		return err;
+	if (mrc_bpf_preemptible())
+		return -EOPNOTSUPP;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;

@@ -46,6 +46,13 @@ void mrc_bpf_ring_unmap(struct mrc_bpf_ring *r);
 int mrc_bpf_ring_consume(struct mrc_bpf_ring *r,
 			 void (*fn)(void *arg, const void *data, size_t len), void *arg);
 
+/* Whether the kernel can preempt the programs, and so skip them
+ * (monitor/bpf/preempt.c): 1 (logged) or 0.  decide() is its pure part:
+ * the reason, or NULL. */
+int mrc_bpf_preemptible(void);
+const char *mrc_bpf_preempt_decide(const char *uname_version, const char *realtime,
+				   const char *sched_preempt, const char *cmdline);
+
 enum mrc_bpf_variant {
 	MRC_BPF_VARIANT_ZAP,		/* fexit on the zap/move paths */
 	MRC_BPF_VARIANT_SYSCALL,	/* tp_btf sys_exit + page-cache deletion */
