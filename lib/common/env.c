@@ -34,7 +34,7 @@ static const struct {
 	{ "MRCACHE_AUTO_BPF", "0",
 	  "boolean, for administrators: auto may attach the bpf programs (they tax every syscall of every process)" },
 	{ "MRCACHE_BPF_PREEMPTIBLE_OK", "0",
-	  "1: start the bpf monitor on a kernel that can preempt (and so skip) its programs; negative controls only" },
+	  "boolean: true starts the bpf monitor on a kernel that can preempt (and so skip) its programs; negative controls only" },
 	{ "MRCACHE_BPF_VARIANT", "",
 	  "zap or syscall: force the bpf monitor's variant, no fallback (unset: zap, else syscall)" },
 	{ "MRCACHE_DEBUG", "0", "boolean: true means MRCACHE_LOG_LEVEL=1" },

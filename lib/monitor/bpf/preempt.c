@@ -18,13 +18,14 @@
  * recursion only.
  *
  * So the monitor refuses such kernels: -EOPNOTSUPP, with the reason.
- * MRCACHE_BPF_PREEMPTIBLE_OK=1 starts it anyway (the suites' negative
- * control, to show the stale pages).
+ * MRCACHE_BPF_PREEMPTIBLE_OK (a boolean, read as the library's others
+ * are) starts it anyway: the suites' negative control, to show the stale
+ * pages.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include "common/env.h"
 #include "monitor/bpf/bpf.h"
 
 /* The first line of a file, or "" (absent, unreadable). */
@@ -73,9 +74,9 @@ const char *mrc_bpf_preempt_decide(const char *uname_version, const char *realti
 int mrc_bpf_preemptible(void)
 {
 	char realtime[8], sched[128], cmdline[4096];
-	const char *ok = getenv("MRCACHE_BPF_PREEMPTIBLE_OK");
 	const char *why;
 	struct utsname u;
+	int ok = 0;
 
 	if (uname(&u))
 		return 0;
@@ -85,7 +86,7 @@ int mrc_bpf_preemptible(void)
 	why = mrc_bpf_preempt_decide(u.version, realtime, sched, cmdline);
 	if (!why)
 		return 0;
-	if (ok && !strcmp(ok, "1")) {
+	if (mrc_env_bool("MRCACHE_BPF_PREEMPTIBLE_OK", &ok) == 0 && ok) {
 		mrc_log(0, "monitor bpf: %s can preempt the programs, and then skips them for "
 			"other tasks (stale registrations); started anyway: "
 			"MRCACHE_BPF_PREEMPTIBLE_OK=1", why);
