@@ -115,13 +115,22 @@ static double mra_ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static void mra_text_causes(FILE *f, uint32_t causes)
+/* Each cause in `causes`, in order: " A B" as text, "A","B" in JSON. */
+static void mra_causes_print(FILE *f, uint32_t causes, bool json)
 {
-	fprintf(f, "    every cause it met:");
+	unsigned n = 0;
+
 	for (uint32_t c = 1; c <= MRA_CAUSE_LOST; c++)
 		if ((c <= MRMON_CAUSE_OVERFLOW || c >= MRA_CAUSE_REGISTERING) &&
 		    causes & mra_cause_bit(c))
-			fprintf(f, " %s", mra_cause_short(c));
+			fprintf(f, json ? "%s\"%s\"" : "%s%s", !json ? " " : n++ ? "," : "",
+				mra_cause_short(c));
+}
+
+static void mra_text_causes(FILE *f, uint32_t causes)
+{
+	fprintf(f, "    every cause it met:");
+	mra_causes_print(f, causes, false);
 	fputc('\n', f);
 }
 
@@ -293,10 +302,7 @@ static void mra_json_stale(FILE *f, const struct mra_stale *s, const struct mra_
 		mra_json_stack(f, r->stack, r->depth);
 		fprintf(f, "},\"invalidation\":{\"cause\":\"%s\",\"causes\":[",
 			mra_cause_short(r->cause));
-		for (uint32_t c = 1, n = 0; c <= MRA_CAUSE_LOST; c++)
-			if ((c <= MRMON_CAUSE_OVERFLOW || c >= MRA_CAUSE_REGISTERING) &&
-			    r->causes & mra_cause_bit(c))
-				fprintf(f, "%s\"%s\"", n++ ? "," : "", mra_cause_short(c));
+		mra_causes_print(f, r->causes, true);
 		fprintf(f, "],\"pages\":\"%s\",\"start\":%" PRIuPTR ",\"end\":%" PRIuPTR
 			",\"after_registration_ns\":%" PRIu64 ",\"before_use_ns\":%" PRIu64 ",\"call\":",
 			s->pages, r->nparts ? r->parts[0].start : 0,
